@@ -1,0 +1,51 @@
+//! ECMP: a per-switch salted hash of (flow, entropy value) picks the uplink, so a flow sticks
+//! to one path unless its host varies the entropy (RPS). The hash is Bob Jenkins' 96-bit mix,
+//! htsim's `freeBSDHash`, so that weft and htsim spread the same flows the same way.
+
+#[inline]
+pub fn jenkins_hash(flow: u32, entropy: u32, salt: u32) -> u32 {
+    let mut a = 0x9e37_79b9u32.wrapping_add(flow);
+    let mut b = 0x9e37_79b9u32.wrapping_add(salt);
+    let mut c = entropy;
+    macro_rules! step {
+        ($x:ident, $y:ident, $z:ident, $op:tt, $s:expr) => {
+            $x = $x.wrapping_sub($y).wrapping_sub($z) ^ ($z $op $s);
+        };
+    }
+    step!(a, b, c, >>, 13);
+    step!(b, c, a, <<, 8);
+    step!(c, a, b, >>, 13);
+    step!(a, b, c, >>, 12);
+    step!(b, c, a, <<, 16);
+    step!(c, a, b, >>, 5);
+    step!(a, b, c, >>, 3);
+    step!(b, c, a, <<, 10);
+    step!(c, a, b, >>, 15);
+    c
+}
+
+/// The uplink index for a packet of `flow_key` with entropy `ev`, among `count` uplinks.
+#[inline]
+pub fn choose(flow_key: u32, ev: u16, salt: u32, count: u16) -> u16 {
+    (jenkins_hash(flow_key, ev as u32, salt) % count as u32) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_flow_same_port_and_uniform_over_flows() {
+        let salt = 12345;
+        let mut hist = [0u32; 8];
+        for f in 0..100_000u32 {
+            let p = choose(f, 7, salt, 8);
+            assert_eq!(p, choose(f, 7, salt, 8));
+            hist[p as usize] += 1;
+        }
+        for h in hist {
+            assert!((h as f64 / 100_000.0 - 0.125).abs() < 0.01, "{hist:?}");
+        }
+        assert!((0..1000).any(|f| choose(f, 0, 1, 8) != choose(f, 0, 2, 8)));
+    }
+}

@@ -1,0 +1,182 @@
+//! Ofan and pOfan (SEEDS.md §1): destination rotation in the switch.
+//!
+//! A switch keeps one pointer per (ingress pipe, destination key, size class). Keys are the
+//! destination edge switch at an edge switch and the destination pod at an aggregation switch
+//! (the destination leaf at a leaf). A northbound packet takes port π_id(p) of its pointer p,
+//! then p advances by one, so every uplink carries exactly one packet per w packets of a key.
+//! Data pointers start uniformly at random; the ACK pointer of a destination starts half a
+//! rotation (+⌊w/2⌋) after the data pointer of the same destination and pipe.
+//!
+//! Ofan is the case of a single pipe holding all ports; pOfan with W ports per pipe keeps an
+//! independent pointer set per pipe of W consecutive ingress ports (1Ofan: one per port).
+
+use rand::seq::SliceRandom;
+use rand::Rng;
+use rand_pcg::Pcg32;
+
+/// The global port-order permutation P and the per-pointer port order π_id built from it.
+#[derive(Clone, Debug)]
+pub struct PortOrder {
+    perm: Vec<u16>,
+    bits: u32,
+}
+
+impl PortOrder {
+    /// Draws P uniformly at random. Any permutation of distinct elements has w distinct
+    /// cyclic shifts, so the paper's condition holds for every draw.
+    pub fn random(w: u16, rng: &mut Pcg32) -> PortOrder {
+        let mut perm: Vec<u16> = (0..w).collect();
+        perm.shuffle(rng);
+        PortOrder::from_permutation(perm)
+    }
+
+    pub fn from_permutation(perm: Vec<u16>) -> PortOrder {
+        let w = perm.len() as u32;
+        assert!(w >= 1);
+        let bits = if w <= 1 {
+            0
+        } else {
+            32 - (w - 1).leading_zeros()
+        };
+        PortOrder { perm, bits }
+    }
+
+    pub fn width(&self) -> u16 {
+        self.perm.len() as u16
+    }
+
+    /// π_id(i) = (xor_w(P[i], id1) + id2) mod w with id1 = id mod 2^b, id2 = ⌊id / 2^b⌋,
+    /// b = ⌈log2 w⌉, xor_w(v, x) = v ⊕ x if that is < w, else v.
+    #[inline]
+    pub fn port(&self, id: u32, i: u16) -> u16 {
+        let w = self.perm.len() as u32;
+        let id1 = id & ((1u32 << self.bits) - 1);
+        let id2 = id >> self.bits;
+        let v = self.perm[i as usize] as u32;
+        let x = v ^ id1;
+        let xw = if x < w { x } else { v };
+        ((xw + id2 % w) % w) as u16
+    }
+}
+
+pub struct Ofan {
+    /// Uplinks w.
+    w: u16,
+    /// Ingress ports per pipe (all ports for plain Ofan).
+    pipe_ports: u16,
+    /// Possible destinations N_d.
+    n_dest: u32,
+    /// pointers[((pipe * n_dest) + d) * 2 + class]
+    pointers: Vec<u8>,
+}
+
+impl Ofan {
+    /// Pointers (one byte each) a switch with these parameters holds.
+    pub fn pointer_len(num_ports: u16, pipe_ports: u16, n_dest: u32) -> usize {
+        let pipe_ports = pipe_ports.clamp(1, num_ports);
+        num_ports.div_ceil(pipe_ports) as usize * n_dest as usize * 2
+    }
+
+    pub fn new(w: u16, num_ports: u16, pipe_ports: u16, n_dest: u32, rng: &mut Pcg32) -> Ofan {
+        assert!((1..=255).contains(&w), "Ofan pointers are u8: w = {w}");
+        let mut pointers = vec![0u8; Ofan::pointer_len(num_ports, pipe_ports, n_dest)];
+        let pipe_ports = pipe_ports.clamp(1, num_ports);
+        for slot in pointers.chunks_exact_mut(2) {
+            let data = rng.gen_range(0..w);
+            slot[0] = data as u8;
+            slot[1] = ((data + w / 2) % w) as u8;
+        }
+        Ofan {
+            w,
+            pipe_ports,
+            n_dest,
+            pointers,
+        }
+    }
+
+    /// Returns the uplink index (0..w) for a packet of `class` (0 data, 1 ACK) towards
+    /// destination `d` that entered through `in_port`.
+    #[inline]
+    pub fn choose(&mut self, order: &PortOrder, in_port: u16, d: u32, class: u32) -> u16 {
+        debug_assert!(d < self.n_dest && class < 2);
+        debug_assert_eq!(order.width(), self.w);
+        let pipe = (in_port / self.pipe_ports) as usize;
+        let slot = (pipe * self.n_dest as usize + d as usize) * 2 + class as usize;
+        let p = self.pointers[slot];
+        self.pointers[slot] = ((p as u16 + 1) % self.w) as u8;
+        order.port(d + self.n_dest * class, p as u16)
+    }
+
+    pub fn pointer_count(&self) -> usize {
+        self.pointers.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn port_order_is_a_permutation_for_every_id() {
+        let mut rng = Pcg32::seed_from_u64(9);
+        for w in 1..=32u16 {
+            let order = PortOrder::random(w, &mut rng);
+            for id in 0..4096u32 {
+                let mut seen = vec![false; w as usize];
+                for i in 0..w {
+                    let p = order.port(id, i);
+                    assert!(p < w);
+                    assert!(!seen[p as usize], "w={w} id={id} repeats port {p}");
+                    seen[p as usize] = true;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_uplink_gets_one_packet_per_w_packets_of_a_key() {
+        let mut rng = Pcg32::seed_from_u64(5);
+        for (w, ports, pipe) in [(6u16, 12u16, 12u16), (8, 16, 4), (4, 8, 1)] {
+            let order = PortOrder::random(w, &mut rng);
+            let mut o = Ofan::new(w, ports, pipe, 20, &mut rng);
+            for in_port in [0u16, ports - 1] {
+                for (d, class) in [(0, 0), (19, 1), (7, 0)] {
+                    for _ in 0..10 {
+                        let mut hits = vec![0; w as usize];
+                        for _ in 0..w {
+                            hits[o.choose(&order, in_port, d, class) as usize] += 1;
+                        }
+                        assert!(
+                            hits.iter().all(|&h| h == 1),
+                            "w={w} d={d} class={class}: {hits:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ack_pointer_starts_half_a_rotation_after_data() {
+        let mut rng = Pcg32::seed_from_u64(11);
+        let o = Ofan::new(6, 12, 12, 3, &mut rng);
+        for slot in o.pointers.chunks_exact(2) {
+            assert_eq!(slot[1], (slot[0] + 3) % 6);
+        }
+    }
+
+    #[test]
+    fn pipes_have_independent_pointers() {
+        let mut rng = Pcg32::seed_from_u64(2);
+        let order = PortOrder::random(8, &mut rng);
+        let mut o = Ofan::new(8, 16, 4, 1, &mut rng);
+        assert_eq!(o.pointer_count(), 4 * 2);
+        // Advancing pipe 0 must not move pipe 1's pointer.
+        let before = o.pointers[2];
+        for _ in 0..3 {
+            o.choose(&order, 0, 0, 0);
+        }
+        assert_eq!(o.pointers[2], before);
+    }
+}

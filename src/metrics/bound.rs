@@ -1,0 +1,123 @@
+//! CCT lower bounds, the baseline of "CCT increase".
+//!
+//! Permutations use the Ofan paper's appendix-A model (SEEDS.md §1): a host receives one flow
+//! of m packets over H hops while it sends its own m data packets and the ACKs of what it
+//! receives. Three modes: data only until the first data packet has arrived, then data and
+//! ACKs interleaved, then ACKs only.
+//!
+//! Choices where the model is silent (documented in README):
+//! - m < i1 (the host finished its own data before the first arrival): i2 is clamped to 1 so
+//!   mode 2 covers at least the first ACK, and mode 3's look-back term is used only when the
+//!   packet it refers to exists (i − (i1 − 1) ≥ 1);
+//! - the serialization times use the host link's rate, as the model assumes one rate.
+
+/// Times of the model, all in ps.
+#[derive(Clone, Copy, Debug)]
+pub struct BoundParams {
+    /// Data packet serialization (payload + header), without the gap.
+    pub td: u64,
+    /// ACK serialization, without the gap.
+    pub ta: u64,
+    /// Inter-frame gap serialization.
+    pub tg: u64,
+    /// One-way propagation over the whole path.
+    pub tp: u64,
+    /// Hops (links) on the path.
+    pub hops: u64,
+}
+
+/// `tack_m` of the appendix-A model for a flow of `m` packets, in ps.
+pub fn permutation_lower_bound_ps(m: u64, p: &BoundParams) -> u64 {
+    if m == 0 {
+        return 0;
+    }
+    assert!(p.hops >= 1);
+    let td2 = p.td + p.tg;
+    let ta2 = p.ta + p.tg;
+    let i1 = (p.tp + (p.hops - 1) * p.td).div_ceil(td2) + 1;
+    let t1 = p.tp + p.hops * p.td;
+    let t_i1 = t1 + (i1 - 1) * td2;
+    let i2 = (m + 1).saturating_sub(i1).max(1);
+    // tack[i - 1] for i = 1..=m
+    let mut tack = Vec::with_capacity(m as usize);
+    tack.push(t_i1 + ta2);
+    for i in 2..=m {
+        let t = if i <= i2 {
+            tack[0] + (i - 1) * (td2 + ta2)
+        } else {
+            let acks_only = tack[i2 as usize - 1] + (i - i2) * ta2;
+            let lookback = (i + 1).checked_sub(i1).filter(|&j| j >= 1);
+            match lookback {
+                Some(j) => acks_only.max(tack[j as usize - 1] + (p.hops - 1) * ta2 + p.tp),
+                None => acks_only,
+            }
+        };
+        tack.push(t);
+    }
+    tack[m as usize - 1]
+}
+
+/// Naive bound for any workload: the busiest host's bytes (sent or received, whichever is
+/// larger) at line rate, plus one propagation delay.
+pub fn naive_lower_bound_ps(busiest_host_ps: u64, propagation_ps: u64) -> u64 {
+    busiest_host_ps + propagation_ps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Hand-computed: td = 10, ta = 2, tg = 1, tp = 20, H = 2.
+    // T'd = 11, T'a = 3; i1 = ceil((20 + 10)/11) + 1 = 4; t1 = 20 + 20 = 40;
+    // t_i1 = 40 + 3*11 = 73; tack_1 = 76.
+    const P: BoundParams = BoundParams {
+        td: 10,
+        ta: 2,
+        tg: 1,
+        tp: 20,
+        hops: 2,
+    };
+
+    #[test]
+    fn one_packet() {
+        assert_eq!(permutation_lower_bound_ps(1, &P), 76);
+    }
+
+    #[test]
+    fn mode_two_then_three() {
+        // m = 6: i2 = 6 - 4 + 1 = 3. tack_2 = 76 + 14 = 90, tack_3 = 104.
+        // i = 4: max(104 + 3, tack_1 + 1*3 + 20 = 99) = 107
+        // i = 5: max(104 + 6 = 110, tack_2 + 23 = 113) = 113
+        // i = 6: max(104 + 9 = 113, tack_3 + 23 = 127) = 127
+        assert_eq!(permutation_lower_bound_ps(6, &P), 127);
+        assert_eq!(permutation_lower_bound_ps(3, &P), {
+            // m = 3 < i1: i2 = 1. tack_2 = max(76 + 3, no look-back since 2 - 3 < 1) = 79
+            // tack_3: j = 3 + 1 - 4 = 0 → none: 76 + 6 = 82
+            82
+        });
+    }
+
+    #[test]
+    fn long_flows_grow_at_data_plus_ack_rate() {
+        let a = permutation_lower_bound_ps(1000, &P);
+        let b = permutation_lower_bound_ps(1001, &P);
+        assert_eq!(b - a, 14);
+    }
+
+    #[test]
+    fn ofan_default_setup_is_close_to_line_rate() {
+        // 1 MB at 800 Gb/s: 256 packets of 4158 B + ACKs; the bound must exceed pure data time.
+        let p = BoundParams {
+            td: 41_580,
+            ta: 640,
+            tg: 200,
+            tp: 3_000_000,
+            hops: 6,
+        };
+        let b = permutation_lower_bound_ps(256, &p);
+        assert!(
+            b > 256 * 41_780 && b < 256 * 41_780 + 2 * 3_000_000 + 256 * 840,
+            "{b}"
+        );
+    }
+}

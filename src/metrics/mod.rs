@@ -1,0 +1,91 @@
+//! What a run measures. Each partition accumulates its own [`Metrics`] in integers; they are
+//! merged by addition (and min/max) at the end, so the merged result does not depend on how
+//! the fabric was partitioned. Floats appear only in the report.
+
+pub mod bound;
+mod stages;
+
+pub use stages::StageStats;
+
+use hdrhistogram::Histogram;
+
+/// Packet and flow counters of one partition.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub events: u64,
+    pub data_sent: u64,
+    pub data_delivered: u64,
+    pub data_dropped: u64,
+    pub acks_sent: u64,
+    pub acks_delivered: u64,
+    pub acks_dropped: u64,
+    pub ecn_marked: u64,
+    pub flows_completed: u64,
+    /// First data packet sent by any host (u64::MAX: none).
+    pub first_send_ps: u64,
+    /// Last ACK that completed a flow.
+    pub last_ack_ps: u64,
+    /// Time of the last event processed.
+    pub last_event_ps: u64,
+}
+
+impl Counters {
+    pub fn new() -> Counters {
+        Counters {
+            first_send_ps: u64::MAX,
+            ..Default::default()
+        }
+    }
+
+    pub fn merge(&mut self, o: &Counters) {
+        self.events += o.events;
+        self.data_sent += o.data_sent;
+        self.data_delivered += o.data_delivered;
+        self.data_dropped += o.data_dropped;
+        self.acks_sent += o.acks_sent;
+        self.acks_delivered += o.acks_delivered;
+        self.acks_dropped += o.acks_dropped;
+        self.ecn_marked += o.ecn_marked;
+        self.flows_completed += o.flows_completed;
+        self.first_send_ps = self.first_send_ps.min(o.first_send_ps);
+        self.last_ack_ps = self.last_ack_ps.max(o.last_ack_ps);
+        self.last_event_ps = self.last_event_ps.max(o.last_event_ps);
+    }
+}
+
+/// Histograms are in nanoseconds, 3 significant digits, auto-resizing.
+pub fn new_histogram() -> Histogram<u64> {
+    let mut h = Histogram::new(3).expect("3 significant digits is valid");
+    h.auto(true);
+    h
+}
+
+pub struct Metrics {
+    pub counters: Counters,
+    /// One-way latency of data packets, source NIC start of transmission to arrival, in ns.
+    pub latency_ns: Histogram<u64>,
+    /// Flow completion times (flow start to last ACK), in ns.
+    pub fct_ns: Histogram<u64>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            counters: Counters::new(),
+            latency_ns: new_histogram(),
+            fct_ns: new_histogram(),
+        }
+    }
+}
+
+impl Metrics {
+    pub fn merge(&mut self, o: &Metrics) {
+        self.counters.merge(&o.counters);
+        self.latency_ns
+            .add(&o.latency_ns)
+            .expect("auto-resizing histograms always merge");
+        self.fct_ns
+            .add(&o.fct_ns)
+            .expect("auto-resizing histograms always merge");
+    }
+}

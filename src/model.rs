@@ -1,0 +1,77 @@
+//! The immutable model every partition reads: fabric, flows, and the scenario's parameters
+//! converted to the integer units the event path uses.
+
+use crate::lb::ofan::PortOrder;
+use crate::lb::LbShared;
+use crate::rng::{stream, Purpose};
+use crate::scenario::{LbPolicy, Scenario};
+use crate::time::PS_PER_NS;
+use crate::topology::Fabric;
+use crate::workload::Workload;
+use anyhow::Result;
+
+pub struct Model {
+    pub seed: u64,
+    pub fabric: Fabric,
+    pub workload: Workload,
+    pub lb: LbShared,
+    pub lb_policy: LbPolicy,
+    pub pipe_ports: u32,
+    pub rr_reshuffle: bool,
+    pub entropy_paths: u32,
+    pub buffer_bytes: u64,
+    pub ecn_threshold_bytes: u64,
+    /// Added to every arrival at a switch (its forwarding pipeline).
+    pub forwarding_ps: u64,
+    pub payload_bytes: u32,
+    pub header_bytes: u32,
+    pub ack_bytes: u32,
+    pub interframe_bytes: u32,
+    /// Host pacing rate as parts per million of line rate.
+    pub load_ppm: u64,
+}
+
+impl Model {
+    pub fn build(s: &Scenario) -> Result<Model> {
+        let fabric = Fabric::build(s);
+        let workload = Workload::build(s, fabric.num_hosts)?;
+        let order = matches!(s.lb.policy, LbPolicy::Ofan | LbPolicy::Pofan).then(|| {
+            let w = fabric.uplinks(fabric.num_hosts); // the first switch is an edge/leaf switch
+            PortOrder::random(w, &mut stream(s.seed, 0, Purpose::OfanPermutation))
+        });
+        Ok(Model {
+            seed: s.seed,
+            lb: LbShared {
+                policy: s.lb.policy,
+                ack_ecmp: s.lb.ack_ecmp,
+                order,
+            },
+            lb_policy: s.lb.policy,
+            pipe_ports: s.lb.pipe_ports,
+            rr_reshuffle: s.lb.rr_reshuffle,
+            entropy_paths: s.lb.entropy_paths,
+            buffer_bytes: s.switch.buffer_bytes.limit(),
+            ecn_threshold_bytes: s.switch.ecn_threshold_bytes,
+            forwarding_ps: (s.switch.forwarding_latency_ns * PS_PER_NS as f64).round() as u64,
+            payload_bytes: s.packet.payload_bytes,
+            header_bytes: s.packet.header_bytes,
+            ack_bytes: s.packet.ack_bytes,
+            interframe_bytes: s.packet.interframe_bytes,
+            load_ppm: (s.host.load * 1e6).round() as u64,
+            fabric,
+            workload,
+        })
+    }
+
+    /// Packets of a flow of `bytes` payload bytes.
+    pub fn packets_for(&self, bytes: u64) -> u64 {
+        bytes.div_ceil(self.payload_bytes as u64)
+    }
+
+    /// Buffer size of data packet `seq` of a flow of `bytes` payload bytes.
+    #[inline]
+    pub fn data_size(&self, bytes: u64, seq: u32) -> u32 {
+        let p = self.payload_bytes as u64;
+        (bytes - seq as u64 * p).min(p) as u32 + self.header_bytes
+    }
+}

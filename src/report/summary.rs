@@ -1,0 +1,171 @@
+use crate::sim::RunOutput;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+#[derive(Serialize)]
+pub struct Percentiles {
+    pub p50: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+    pub count: u64,
+}
+
+impl Percentiles {
+    fn of(h: &Histogram<u64>) -> Percentiles {
+        Percentiles {
+            p50: h.value_at_quantile(0.5),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+            count: h.len(),
+        }
+    }
+}
+
+pub struct Summary {
+    /// The effective scenario (after overrides), so a summary says what produced it.
+    pub scenario: Value,
+    pub results: Value,
+    pub run: Value,
+}
+
+fn ns(ps: u64) -> f64 {
+    ps as f64 / 1000.0
+}
+
+impl Summary {
+    pub fn new(o: &RunOutput, scenario: Value) -> Summary {
+        let c = &o.metrics.counters;
+        let cct = o.cct_ps();
+        let mut queues = Map::new();
+        let mut util = Map::new();
+        let mut drops = Map::new();
+        for (name, s) in o.stage_names.iter().zip(&o.stages) {
+            queues.insert(
+                name.to_string(),
+                json!({ "max_bytes": s.max_bytes, "max_pkts": s.max_pkts, "avg_pkts": s.avg_pkts(o.end_ps) }),
+            );
+            util.insert(name.to_string(), json!(s.utilization(o.end_ps)));
+            drops.insert(name.to_string(), json!(s.drops));
+        }
+        let results = json!({
+            "hosts": o.hosts,
+            "switches": o.switches,
+            "cct_ns": cct.map(ns),
+            "cct_lower_bound_ns": ns(o.cct_lower_bound_ps),
+            "cct_increase": cct.map(|c| c as f64 / o.cct_lower_bound_ps as f64 - 1.0),
+            "flows": { "total": o.flows_total, "completed": c.flows_completed, "incomplete": o.flows_incomplete },
+            "events": c.events,
+            "end_ns": ns(o.end_ps),
+            "packets": {
+                "data_sent": c.data_sent,
+                "data_delivered": c.data_delivered,
+                "acks_sent": c.acks_sent,
+                "acks_delivered": c.acks_delivered,
+                "dropped": c.data_dropped + c.acks_dropped,
+                "in_flight": o.data_in_flight + o.acks_in_flight,
+                "ecn_marked": c.ecn_marked,
+            },
+            "queues": queues,
+            "utilization": util,
+            "drops": drops,
+            "latency_ns": Percentiles::of(&o.metrics.latency_ns),
+            "fct_ns": Percentiles::of(&o.metrics.fct_ns),
+        });
+        let ls = &o.loop_stats;
+        let run = json!({
+            "wall_s": o.wall_s,
+            "events_per_s": c.events as f64 / o.wall_s.max(1e-9),
+            "threads": o.threads,
+            "partitions": o.partitions,
+            "lookahead_ns": if o.lookahead_ps == u64::MAX { Value::Null } else { json!(ns(o.lookahead_ps)) },
+            "cut_links": o.cut_links,
+            "windows": ls.windows,
+            "windows_per_sim_us": if o.end_ps > 0 { ls.windows as f64 / (o.end_ps as f64 / 1e6) } else { 0.0 },
+            "process_wall_s": ls.process_wall_s,
+            "sync_wall_s": ls.sync_wall_s,
+            "cross_partition_events": ls.messages,
+            "peak_rss_bytes": peak_rss_bytes(),
+        });
+        Summary {
+            scenario,
+            results,
+            run,
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        let v = json!({ "scenario": self.scenario, "results": self.results, "run": self.run });
+        serde_json::to_string_pretty(&v).expect("JSON values serialize") + "\n"
+    }
+
+    /// The readable summary `weft run` prints.
+    pub fn to_text(&self) -> String {
+        let r = &self.results;
+        let u = &self.run;
+        let mut s = String::new();
+        let f = |v: &Value| v.as_f64().map_or("-".to_string(), |x| format!("{x:.1}"));
+        s += &format!(
+            "weft: {} hosts, {} switches, {} flows ({} completed)\n",
+            r["hosts"], r["switches"], r["flows"]["total"], r["flows"]["completed"]
+        );
+        s += &format!(
+            "CCT {} ns, lower bound {} ns, increase {}\n",
+            f(&r["cct_ns"]),
+            f(&r["cct_lower_bound_ns"]),
+            r["cct_increase"]
+                .as_f64()
+                .map_or("-".to_string(), |x| format!("{:.2} %", x * 100.0))
+        );
+        let p = &r["packets"];
+        s += &format!(
+            "packets: data {} sent / {} delivered, acks {} sent, dropped {}, in flight {}\n",
+            p["data_sent"], p["data_delivered"], p["acks_sent"], p["dropped"], p["in_flight"]
+        );
+        s += "stage          max_bytes  max_pkts  avg_pkts  utilization\n";
+        for (name, q) in r["queues"].as_object().expect("object") {
+            s += &format!(
+                "{:<14} {:>9} {:>9} {:>9.3} {:>11.3}\n",
+                name,
+                q["max_bytes"],
+                q["max_pkts"],
+                q["avg_pkts"].as_f64().unwrap_or(0.0),
+                r["utilization"][name].as_f64().unwrap_or(0.0)
+            );
+        }
+        for key in ["latency_ns", "fct_ns"] {
+            let h = &r[key];
+            s += &format!(
+                "{key}: p50 {} p99 {} p99.9 {} max {}\n",
+                h["p50"], h["p99"], h["p999"], h["max"]
+            );
+        }
+        s += &format!(
+            "run: {} events in {:.3} s = {:.2} M events/s; {} threads, {} partitions, {} windows; peak RSS {:.1} MB\n",
+            r["events"],
+            u["wall_s"].as_f64().unwrap_or(0.0),
+            u["events_per_s"].as_f64().unwrap_or(0.0) / 1e6,
+            u["threads"],
+            u["partitions"],
+            u["windows"],
+            u["peak_rss_bytes"].as_f64().unwrap_or(0.0) / 1e6
+        );
+        s
+    }
+}
+
+/// Peak resident set size of this process (Linux `VmHWM`), or 0 where unavailable.
+pub fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|v| v.parse::<u64>().ok())
+            })
+        })
+        .map_or(0, |kb| kb * 1024)
+}

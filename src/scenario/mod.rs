@@ -1,0 +1,302 @@
+//! The scenario: what to simulate. A TOML file deserialized into these structs, with every
+//! field defaulted to the Ofan paper's evaluation set-up, so a file gives only what it changes.
+//! Unknown keys are rejected; every check names the field it concerns.
+
+mod load;
+mod overrides;
+mod validate;
+
+pub use load::{load_scenario, load_scenario_str};
+pub use validate::tier_names;
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Scenario {
+    /// Master seed: every random stream (per node, per purpose) is derived from it.
+    pub seed: u64,
+    pub topology: TopologyConfig,
+    pub packet: PacketConfig,
+    pub switch: SwitchConfig,
+    pub lb: LbConfig,
+    pub host: HostConfig,
+    pub workload: WorkloadConfig,
+    /// Folder of the scenario file; relative paths in the scenario resolve against it.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario {
+            seed: 1,
+            topology: TopologyConfig::default(),
+            packet: PacketConfig::default(),
+            switch: SwitchConfig::default(),
+            lb: LbConfig::default(),
+            host: HostConfig::default(),
+            workload: WorkloadConfig::default(),
+            base_dir: PathBuf::from("."),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyKind {
+    FatTree,
+    LeafSpine,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TopologyConfig {
+    pub kind: TopologyKind,
+    /// Switch radix: a three-level fat tree has k^3/4 hosts, a leaf-spine k^2/2.
+    pub k: u32,
+    /// Default rate of every link, in Gb/s.
+    pub link_rate_gbps: f64,
+    /// Default one-way propagation latency of every link, in ns.
+    pub link_latency_ns: f64,
+    /// Per-tier overrides: fat tree `host_edge`, `edge_agg`, `agg_core`; leaf-spine
+    /// `host_leaf`, `leaf_spine`.
+    pub tiers: BTreeMap<String, TierOverride>,
+}
+
+impl Default for TopologyConfig {
+    fn default() -> Self {
+        TopologyConfig {
+            kind: TopologyKind::FatTree,
+            k: 12,
+            link_rate_gbps: 800.0,
+            link_latency_ns: 500.0,
+            tiers: BTreeMap::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TierOverride {
+    pub rate_gbps: Option<f64>,
+    pub latency_ns: Option<f64>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PacketConfig {
+    pub payload_bytes: u32,
+    pub header_bytes: u32,
+    pub ack_bytes: u32,
+    /// Inter-frame gap plus preamble: occupies the wire, never a buffer.
+    pub interframe_bytes: u32,
+}
+
+impl Default for PacketConfig {
+    fn default() -> Self {
+        PacketConfig {
+            payload_bytes: 4096,
+            header_bytes: 62,
+            ack_bytes: 64,
+            interframe_bytes: 20,
+        }
+    }
+}
+
+/// A per-port buffer limit: a byte count or `"unlimited"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferBytes {
+    Unlimited,
+    Bytes(u64),
+}
+
+impl BufferBytes {
+    pub fn limit(&self) -> u64 {
+        match self {
+            BufferBytes::Unlimited => u64::MAX,
+            BufferBytes::Bytes(b) => *b,
+        }
+    }
+}
+
+impl Serialize for BufferBytes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            BufferBytes::Unlimited => s.serialize_str("unlimited"),
+            BufferBytes::Bytes(b) => s.serialize_u64(*b),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for BufferBytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = BufferBytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a byte count or \"unlimited\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<BufferBytes, E> {
+                if v < 0 {
+                    return Err(E::custom(format!("must not be negative (got {v})")));
+                }
+                Ok(BufferBytes::Bytes(v as u64))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<BufferBytes, E> {
+                Ok(BufferBytes::Bytes(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<BufferBytes, E> {
+                if v == "unlimited" {
+                    Ok(BufferBytes::Unlimited)
+                } else {
+                    Err(E::custom(format!(
+                        "expected a byte count or \"unlimited\", got \"{v}\""
+                    )))
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchConfig {
+    pub buffer_bytes: BufferBytes,
+    /// Queue depth above which departing packets are ECN-marked (recorded for CC).
+    pub ecn_threshold_bytes: u64,
+    /// Fixed delay from a packet's arrival to its enqueue at the output port.
+    pub forwarding_latency_ns: f64,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            buffer_bytes: BufferBytes::Unlimited,
+            ecn_threshold_bytes: 80_000,
+            forwarding_latency_ns: 0.0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LbPolicy {
+    Ecmp,
+    Rps,
+    Rsq,
+    SimpleRr,
+    Jsq,
+    Drb,
+    Ofan,
+    Pofan,
+}
+
+impl LbPolicy {
+    pub const ALL: [LbPolicy; 8] = [
+        LbPolicy::Ecmp,
+        LbPolicy::Rps,
+        LbPolicy::Rsq,
+        LbPolicy::SimpleRr,
+        LbPolicy::Jsq,
+        LbPolicy::Drb,
+        LbPolicy::Ofan,
+        LbPolicy::Pofan,
+    ];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            LbPolicy::Ecmp => "ecmp",
+            LbPolicy::Rps => "rps",
+            LbPolicy::Rsq => "rsq",
+            LbPolicy::SimpleRr => "simple_rr",
+            LbPolicy::Jsq => "jsq",
+            LbPolicy::Drb => "drb",
+            LbPolicy::Ofan => "ofan",
+            LbPolicy::Pofan => "pofan",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LbConfig {
+    pub policy: LbPolicy,
+    /// pOfan: ports per pipe W (1 = one pointer set per ingress port). Ignored by other policies.
+    pub pipe_ports: u32,
+    /// Host entropy values (EVs) per flow for `ecmp`/`rps`: EVs are drawn from [0, entropy_paths).
+    pub entropy_paths: u32,
+    /// `simple_rr`: reshuffle the uplink order every full rotation (htsim `RR`); the Ofan
+    /// paper's Simple RR keeps one fixed order (default false).
+    pub rr_reshuffle: bool,
+    /// Route ACKs by ECMP hash instead of the policy (htsim does this for packets < 128 B under
+    /// RR). Default false: ACKs are northbound packets like any other, as in the Ofan paper.
+    pub ack_ecmp: bool,
+}
+
+impl Default for LbConfig {
+    fn default() -> Self {
+        LbConfig {
+            policy: LbPolicy::Ofan,
+            pipe_ports: 4,
+            entropy_paths: 65_536,
+            rr_reshuffle: false,
+            ack_ecmp: false,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CcKind {
+    /// Paced sender, no congestion control (the Ofan paper's LB-isolation mode).
+    None,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HostConfig {
+    pub cc: CcKind,
+    /// Data pacing rate as a fraction of the host's line rate, in (0, 1].
+    pub load: f64,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            cc: CcKind::None,
+            load: 1.0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    Permutation,
+    AllToAll,
+    Matrix,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkloadConfig {
+    pub kind: WorkloadKind,
+    /// Bytes of payload per flow (permutation, all_to_all).
+    pub message_bytes: u64,
+    /// htsim connection-matrix file (matrix), relative to the scenario file's folder.
+    pub file: Option<PathBuf>,
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        WorkloadConfig {
+            kind: WorkloadKind::Permutation,
+            message_bytes: 1 << 20,
+            file: None,
+        }
+    }
+}

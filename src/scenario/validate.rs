@@ -1,0 +1,120 @@
+//! Semantic checks of a typed scenario. Each error names the dotted field path.
+
+use super::{BufferBytes, Scenario, TopologyKind, WorkloadKind};
+use anyhow::{bail, Result};
+
+/// The tier names a topology accepts in `[topology.tiers.NAME]`.
+pub fn tier_names(kind: TopologyKind) -> &'static [&'static str] {
+    match kind {
+        TopologyKind::FatTree => &["host_edge", "edge_agg", "agg_core"],
+        TopologyKind::LeafSpine => &["host_leaf", "leaf_spine"],
+    }
+}
+
+fn check_rate(field: &str, gbps: f64) -> Result<()> {
+    if !gbps.is_finite() || gbps <= 0.0 {
+        bail!("{field}: must be a positive rate in Gb/s (got {gbps})");
+    }
+    if gbps * 1e9 < 1.0 {
+        bail!("{field}: rate below 1 b/s (got {gbps} Gb/s)");
+    }
+    Ok(())
+}
+
+fn check_latency(field: &str, ns: f64) -> Result<()> {
+    if !ns.is_finite() || ns < 0.0 {
+        bail!("{field}: must be a non-negative latency in ns (got {ns})");
+    }
+    Ok(())
+}
+
+impl Scenario {
+    pub fn validate(&self) -> Result<()> {
+        let t = &self.topology;
+        if t.k < 4 || t.k % 2 != 0 || t.k > 64 {
+            bail!(
+                "topology.k: must be an even number from 4 to 64 (got {})",
+                t.k
+            );
+        }
+        check_rate("topology.link_rate_gbps", t.link_rate_gbps)?;
+        check_latency("topology.link_latency_ns", t.link_latency_ns)?;
+        let names = tier_names(t.kind);
+        for (name, o) in &t.tiers {
+            if !names.contains(&name.as_str()) {
+                bail!(
+                    "topology.tiers.{name}: unknown tier for this topology (expected one of: {})",
+                    names.join(", ")
+                );
+            }
+            if let Some(r) = o.rate_gbps {
+                check_rate(&format!("topology.tiers.{name}.rate_gbps"), r)?;
+            }
+            if let Some(l) = o.latency_ns {
+                check_latency(&format!("topology.tiers.{name}.latency_ns"), l)?;
+            }
+        }
+
+        let p = &self.packet;
+        if p.payload_bytes == 0 {
+            bail!("packet.payload_bytes: must be at least 1");
+        }
+        if p.ack_bytes == 0 {
+            bail!("packet.ack_bytes: must be at least 1");
+        }
+        if p.payload_bytes as u64 + p.header_bytes as u64 + p.interframe_bytes as u64 > 1 << 30 {
+            bail!("packet: payload + header + interframe exceeds 1 GiB");
+        }
+
+        let data_bytes = p.payload_bytes as u64 + p.header_bytes as u64;
+        if let BufferBytes::Bytes(b) = self.switch.buffer_bytes {
+            if b < data_bytes {
+                bail!(
+                    "switch.buffer_bytes: {b} is smaller than one data packet ({data_bytes} bytes = payload + header)"
+                );
+            }
+        }
+        check_latency(
+            "switch.forwarding_latency_ns",
+            self.switch.forwarding_latency_ns,
+        )?;
+
+        let lb = &self.lb;
+        if lb.pipe_ports == 0 || lb.pipe_ports > t.k {
+            bail!(
+                "lb.pipe_ports: must be from 1 to k = {} (got {})",
+                t.k,
+                lb.pipe_ports
+            );
+        }
+        if lb.entropy_paths == 0 || lb.entropy_paths > 65_536 {
+            bail!(
+                "lb.entropy_paths: must be from 1 to 65536 (got {})",
+                lb.entropy_paths
+            );
+        }
+
+        let load = self.host.load;
+        if !(load > 0.0 && load <= 1.0) {
+            bail!("host.load: must be in (0, 1] (got {load})");
+        }
+
+        let w = &self.workload;
+        match w.kind {
+            WorkloadKind::Permutation | WorkloadKind::AllToAll => {
+                if w.message_bytes == 0 {
+                    bail!("workload.message_bytes: must be at least 1");
+                }
+                if w.file.is_some() {
+                    bail!("workload.file: only used with kind = \"matrix\"");
+                }
+            }
+            WorkloadKind::Matrix => {
+                if w.file.is_none() {
+                    bail!("workload.file: required with kind = \"matrix\"");
+                }
+            }
+        }
+        Ok(())
+    }
+}

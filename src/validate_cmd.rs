@@ -1,0 +1,83 @@
+//! `weft validate`: checks a scenario and reports its size without running it.
+
+use crate::engine::plan::Plan;
+use crate::lb::SwitchLb;
+use crate::model::Model;
+use crate::net::Port;
+use crate::scenario::Scenario;
+use anyhow::Result;
+use std::fmt::Write;
+
+pub struct SizeReport {
+    pub hosts: u32,
+    pub switches: u32,
+    pub ports: u32,
+    pub flows: usize,
+    pub max_partitions: u32,
+    pub lb_pointer_bytes: usize,
+    pub lb_pointer_bytes_max_switch: usize,
+    pub estimated_memory_bytes: u64,
+}
+
+pub fn size_report(s: &Scenario) -> Result<SizeReport> {
+    let m = Model::build(s)?;
+    let f = &m.fabric;
+    let cfg = &s.lb;
+    let per_switch: Vec<usize> = (f.num_hosts..f.num_nodes())
+        .map(|n| SwitchLb::pointer_bytes(cfg, f, n))
+        .collect();
+    let lb_bytes: usize = per_switch.iter().sum();
+    let ports = f.num_ports_total() as u64;
+    // Fabric arrays (peer node, peer port, class, stage: ~12 B per port), runtime ports, hosts
+    // and their senders, flow table, LB pointers, and about two pending events per port.
+    let fabric_bytes = ports * 12 + f.num_nodes() as u64 * 5;
+    let port_bytes = ports * std::mem::size_of::<Port>() as u64;
+    let host_bytes = f.num_hosts as u64 * 256;
+    let flow_bytes = m.workload.flows().len() as u64 * (24 + 16);
+    let event_bytes = ports * 2 * 80;
+    Ok(SizeReport {
+        hosts: f.num_hosts,
+        switches: f.num_switches(),
+        ports: ports as u32,
+        flows: m.workload.flows().len(),
+        max_partitions: Plan::max_parts(&m),
+        lb_pointer_bytes: lb_bytes,
+        lb_pointer_bytes_max_switch: per_switch.iter().copied().max().unwrap_or(0),
+        estimated_memory_bytes: fabric_bytes
+            + port_bytes
+            + host_bytes
+            + flow_bytes
+            + event_bytes
+            + lb_bytes as u64,
+    })
+}
+
+impl SizeReport {
+    pub fn to_text(&self, s: &Scenario) -> String {
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "scenario OK: {:?} k = {}, lb = {}, workload = {:?}",
+            s.topology.kind,
+            s.topology.k,
+            s.lb.policy.name(),
+            s.workload.kind
+        );
+        let _ = writeln!(o, "hosts            {}", self.hosts);
+        let _ = writeln!(o, "switches         {}", self.switches);
+        let _ = writeln!(o, "ports            {}", self.ports);
+        let _ = writeln!(o, "flows            {}", self.flows);
+        let _ = writeln!(o, "max partitions   {}", self.max_partitions);
+        let _ = writeln!(
+            o,
+            "LB pointers      {} B total, {} B at the largest switch",
+            self.lb_pointer_bytes, self.lb_pointer_bytes_max_switch
+        );
+        let _ = writeln!(
+            o,
+            "estimated memory {:.1} MB (before queued packets)",
+            self.estimated_memory_bytes as f64 / 1e6
+        );
+        o
+    }
+}

@@ -1,0 +1,111 @@
+//! htsim connection matrices, so the same traffic can run in weft and htsim:
+//!
+//! ```text
+//! Nodes 16
+//! Connections 2
+//! 0->5 id 1 start 0 size 1048576
+//! 3->2 id 2 start 1000000 size 65536
+//! ```
+//! `start` is in picoseconds and `size` in bytes. Every error names the file and line.
+
+use super::Flow;
+use anyhow::{anyhow, bail, Result};
+use std::path::Path;
+
+pub fn read(path: &Path, num_hosts: u32) -> Result<Vec<Flow>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow!("workload.file: {}: cannot read: {e}", path.display()))?;
+    parse(&text, num_hosts).map_err(|e| anyhow!("workload.file: {}: {e}", path.display()))
+}
+
+fn header(line: Option<(usize, &str)>, key: &str) -> Result<u64> {
+    let (no, l) = line.ok_or_else(|| anyhow!("missing \"{key} N\" line"))?;
+    let mut it = l.split_whitespace();
+    match (it.next(), it.next().map(str::parse::<u64>), it.next()) {
+        (Some(k), Some(Ok(v)), None) if k == key => Ok(v),
+        _ => bail!("line {}: expected \"{key} N\", got \"{l}\"", no + 1),
+    }
+}
+
+pub fn parse(text: &str, num_hosts: u32) -> Result<Vec<Flow>> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    let nodes = header(lines.next(), "Nodes")?;
+    if nodes > num_hosts as u64 {
+        bail!("Nodes {nodes} exceeds the {num_hosts} hosts of the topology");
+    }
+    let conns = header(lines.next(), "Connections")?;
+    let mut flows = Vec::with_capacity(conns as usize);
+    for (no, l) in lines {
+        let bad = |what: &str| anyhow!("line {}: {what}: \"{}\"", no + 1, l.trim());
+        let toks: Vec<&str> = l.split_whitespace().collect();
+        if toks.len() != 7 || toks[1] != "id" || toks[3] != "start" || toks[5] != "size" {
+            return Err(bad("expected \"SRC->DST id I start T size B\""));
+        }
+        let (s, d) = toks[0]
+            .split_once("->")
+            .ok_or_else(|| bad("expected SRC->DST"))?;
+        let num = |t: &str, what: &str| {
+            t.parse::<u64>()
+                .map_err(|_| bad(&format!("{what} is not a non-negative integer")))
+        };
+        let (src, dst) = (num(s, "source")?, num(d, "destination")?);
+        num(toks[2], "id")?;
+        let start_ps = num(toks[4], "start")?;
+        let bytes = num(toks[6], "size")?;
+        for (h, what) in [(src, "source"), (dst, "destination")] {
+            if h >= nodes {
+                return Err(bad(&format!(
+                    "{what} host {h} does not exist (Nodes {nodes})"
+                )));
+            }
+        }
+        if src == dst {
+            return Err(bad("source and destination are the same host"));
+        }
+        if bytes == 0 {
+            return Err(bad("size must be at least 1 byte"));
+        }
+        flows.push(Flow {
+            src: src as u32,
+            dst: dst as u32,
+            bytes,
+            start_ps,
+        });
+    }
+    if flows.len() as u64 != conns {
+        bail!("Connections {conns} but {} connection lines", flows.len());
+    }
+    Ok(flows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_rejects() {
+        let ok = "Nodes 4\nConnections 2\n0->3 id 1 start 0 size 100\n2->1 id 2 start 500 size 7\n";
+        let f = parse(ok, 16).unwrap();
+        assert_eq!(
+            f[1],
+            Flow {
+                src: 2,
+                dst: 1,
+                bytes: 7,
+                start_ps: 500
+            }
+        );
+        assert!(
+            parse("Nodes 4\nConnections 1\n0->4 id 1 start 0 size 1\n", 16)
+                .unwrap_err()
+                .to_string()
+                .contains("does not exist")
+        );
+        assert!(parse("Nodes 40\nConnections 0\n", 16).is_err());
+        assert!(parse("Nodes 4\nConnections 2\n0->1 id 1 start 0 size 1\n", 16).is_err());
+        assert!(parse("Nodes 4\nConnections 1\n0-1 id 1 start 0 size 1\n", 16).is_err());
+    }
+}
