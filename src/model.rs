@@ -4,7 +4,7 @@
 use crate::lb::ofan::PortOrder;
 use crate::lb::LbShared;
 use crate::rng::{stream, Purpose};
-use crate::scenario::{LbPolicy, Scenario};
+use crate::scenario::{LbConfig, LbPolicy, Scenario};
 use crate::time::PS_PER_NS;
 use crate::topology::Fabric;
 use crate::workload::Workload;
@@ -15,10 +15,7 @@ pub struct Model {
     pub fabric: Fabric,
     pub workload: Workload,
     pub lb: LbShared,
-    pub lb_policy: LbPolicy,
-    pub pipe_ports: u32,
-    pub rr_reshuffle: bool,
-    pub entropy_paths: u32,
+    pub lb_cfg: LbConfig,
     pub buffer_bytes: u64,
     pub ecn_threshold_bytes: u64,
     /// Added to every arrival at a switch (its forwarding pipeline).
@@ -43,13 +40,10 @@ impl Model {
             seed: s.seed,
             lb: LbShared {
                 policy: s.lb.policy,
-                ack_ecmp: s.lb.ack_ecmp,
+                ack_ecmp: s.lb.acks_hashed(),
                 order,
             },
-            lb_policy: s.lb.policy,
-            pipe_ports: s.lb.pipe_ports,
-            rr_reshuffle: s.lb.rr_reshuffle,
-            entropy_paths: s.lb.entropy_paths,
+            lb_cfg: s.lb.clone(),
             buffer_bytes: s.switch.buffer_bytes.limit(),
             ecn_threshold_bytes: s.switch.ecn_threshold_bytes,
             forwarding_ps: (s.switch.forwarding_latency_ns * PS_PER_NS as f64).round() as u64,

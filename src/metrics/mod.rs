@@ -53,11 +53,14 @@ impl Counters {
     }
 }
 
-/// Histograms are in nanoseconds, 3 significant digits, auto-resizing.
+/// Largest value a histogram tracks: one hour, in ns. Larger values are clamped to it.
+pub const HISTOGRAM_MAX_NS: u64 = 3_600_000_000_000;
+
+/// Histograms are in nanoseconds with 3 significant digits and fixed bounds, so that every
+/// partition's and rank's histogram has the same layout and merged histograms serialize to the
+/// same bytes however they were merged.
 pub fn new_histogram() -> Histogram<u64> {
-    let mut h = Histogram::new(3).expect("3 significant digits is valid");
-    h.auto(true);
-    h
+    Histogram::new_with_bounds(1, HISTOGRAM_MAX_NS, 3).expect("valid histogram bounds")
 }
 
 pub struct Metrics {

@@ -91,15 +91,15 @@ impl Host {
     }
 
     fn entropy_for(&mut self, m: &Model, flow_entropy: u16) -> u16 {
-        match m.lb_policy {
-            LbPolicy::Rps => self.rng.gen_range(0..m.entropy_paths) as u16,
+        match m.lb_cfg.policy {
+            LbPolicy::Rps => self.rng.gen_range(0..m.lb_cfg.entropy_paths) as u16,
             LbPolicy::Ecmp => flow_entropy,
             _ => 0,
         }
     }
 
     fn via_for(&mut self, m: &Model, dst: NodeId, class: u32) -> u32 {
-        if m.lb_policy == LbPolicy::Drb {
+        if m.lb_cfg.policy == LbPolicy::Drb {
             self.drb
                 .next_via(&m.fabric, self.id, dst, class, &mut self.rng)
         } else {
@@ -196,7 +196,7 @@ impl Host {
             if m.workload.flow(f).start_ps > now_ps {
                 break;
             }
-            let entropy = self.rng.gen_range(0..m.entropy_paths) as u16;
+            let entropy = self.rng.gen_range(0..m.lb_cfg.entropy_paths) as u16;
             self.senders[self.next_start as usize].entropy = entropy;
             self.active.push_back(self.next_start);
             self.next_start += 1;

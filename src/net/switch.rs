@@ -23,14 +23,7 @@ impl Switch {
     pub fn new(m: &Model, id: NodeId) -> Switch {
         let mut rng = stream(m.seed, id as u64, Purpose::SwitchLb);
         let salt = stream(m.seed, id as u64, Purpose::EcmpSalt).gen();
-        let cfg = crate::scenario::LbConfig {
-            policy: m.lb_policy,
-            pipe_ports: m.pipe_ports,
-            entropy_paths: m.entropy_paths,
-            rr_reshuffle: m.rr_reshuffle,
-            ack_ecmp: m.lb.ack_ecmp,
-        };
-        let lb = SwitchLb::new(&cfg, &m.fabric, id, &mut rng);
+        let lb = SwitchLb::new(&m.lb_cfg, &m.fabric, id, &mut rng);
         let ports = (0..m.fabric.num_ports(id))
             .map(|_| Port::default())
             .collect();

@@ -232,9 +232,17 @@ pub struct LbConfig {
     /// `simple_rr`: reshuffle the uplink order every full rotation (htsim `RR`); the Ofan
     /// paper's Simple RR keeps one fixed order (default false).
     pub rr_reshuffle: bool,
-    /// Route ACKs by ECMP hash instead of the policy (htsim does this for packets < 128 B under
-    /// RR). Default false: ACKs are northbound packets like any other, as in the Ofan paper.
-    pub ack_ecmp: bool,
+    /// Route ACKs by ECMP hash instead of the policy, as htsim's `RR` does for packets
+    /// < 128 B. Unset: true for `simple_rr` (the htsim rule, under which the Ofan paper's
+    /// linear queue growth of Simple RR is reproduced), false for every other policy.
+    pub ack_ecmp: Option<bool>,
+}
+
+impl LbConfig {
+    /// Whether ACKs are hashed (ECMP) rather than balanced by the policy.
+    pub fn acks_hashed(&self) -> bool {
+        self.ack_ecmp.unwrap_or(self.policy == LbPolicy::SimpleRr)
+    }
 }
 
 impl Default for LbConfig {
@@ -244,7 +252,7 @@ impl Default for LbConfig {
             pipe_ports: 4,
             entropy_paths: 65_536,
             rr_reshuffle: false,
-            ack_ecmp: false,
+            ack_ecmp: None,
         }
     }
 }

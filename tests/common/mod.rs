@@ -1,0 +1,36 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use weft::report::Summary;
+use weft::scenario::{LbPolicy, Scenario, TopologyKind, WorkloadKind};
+use weft::sim::{simulate, RunOptions, RunOutput};
+
+pub fn scenario(kind: TopologyKind, k: u32, policy: LbPolicy, message_bytes: u64) -> Scenario {
+    let mut s = Scenario::default();
+    s.topology.kind = kind;
+    s.topology.k = k;
+    s.lb.policy = policy;
+    s.workload.kind = WorkloadKind::Permutation;
+    s.workload.message_bytes = message_bytes;
+    s.validate().expect("test scenario is valid");
+    s
+}
+
+pub fn run(s: &Scenario, threads: usize, partitions: u32) -> RunOutput {
+    simulate(
+        s,
+        &RunOptions {
+            threads,
+            partitions: Some(partitions),
+            progress: false,
+        },
+    )
+    .expect("run succeeds")
+}
+
+/// The `"results"` object of summary.json for a run.
+pub fn results(s: &Scenario, threads: usize, partitions: u32) -> Value {
+    let o = run(s, threads, partitions);
+    Summary::new(&o, serde_json::to_value(s).unwrap()).results
+}

@@ -1,0 +1,71 @@
+//! The Ofan paper's qualitative classes (k = 8, unlimited buffers, load 1.0): as the message
+//! grows 8× (0.5 MB → 4 MB), the max downlink queue of Simple RR and JSQ grows roughly
+//! linearly, RSQ's and RPS's roughly as the square root, and Ofan's stays bounded.
+//!
+//! The growth exponent e = ln(q(4 MB) / q(0.5 MB)) / ln 8 is 1 for linear, 0.5 for square
+//! root and 0 for bounded; queues are averaged over three seeds. The margins separate the
+//! classes without pinning any number.
+
+mod common;
+use common::{run, scenario};
+use weft::scenario::{LbPolicy, TopologyKind};
+
+/// Max downlink queue (packets) over the downward stages core→agg, agg→edge, edge→host.
+fn max_downlink_pkts(policy: LbPolicy, message_bytes: u64) -> f64 {
+    let seeds = [1u64, 2, 3];
+    let sum: u64 = seeds
+        .iter()
+        .map(|&seed| {
+            let mut s = scenario(TopologyKind::FatTree, 8, policy, message_bytes);
+            s.seed = seed;
+            let o = run(&s, 2, 4);
+            assert_eq!(o.flows_incomplete, 0);
+            let names = o.stage_names;
+            ["core_agg", "agg_edge", "edge_host"]
+                .iter()
+                .map(|st| o.stages[names.iter().position(|n| n == st).unwrap()].max_pkts)
+                .max()
+                .unwrap()
+        })
+        .sum();
+    sum as f64 / seeds.len() as f64
+}
+
+fn growth(policy: LbPolicy) -> (f64, f64, f64) {
+    let small = max_downlink_pkts(policy, 512 * 1024);
+    let large = max_downlink_pkts(policy, 4 * 1024 * 1024);
+    ((large / small).ln() / 8f64.ln(), small, large)
+}
+
+#[test]
+fn simple_rr_and_jsq_grow_linearly() {
+    for p in [LbPolicy::SimpleRr, LbPolicy::Jsq] {
+        let (e, s, l) = growth(p);
+        assert!(
+            e >= 0.75,
+            "{p:?}: exponent {e:.2} ({s} -> {l} packets) is not linear"
+        );
+    }
+}
+
+#[test]
+fn rsq_and_rps_grow_as_square_root() {
+    for p in [LbPolicy::Rsq, LbPolicy::Rps] {
+        let (e, s, l) = growth(p);
+        assert!(
+            (0.25..0.75).contains(&e),
+            "{p:?}: exponent {e:.2} ({s} -> {l} packets) is not square-root"
+        );
+    }
+}
+
+#[test]
+fn ofan_stays_bounded() {
+    for p in [LbPolicy::Ofan, LbPolicy::Pofan] {
+        let (e, s, l) = growth(p);
+        assert!(
+            e < 0.15 && l <= s + 8.0,
+            "{p:?}: exponent {e:.2} ({s} -> {l} packets) is not bounded"
+        );
+    }
+}

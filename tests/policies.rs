@@ -1,0 +1,122 @@
+//! Every policy, on fat tree and leaf-spine, under each workload: packets are conserved, every
+//! flow completes, and no permutation finishes faster than its lower bound.
+
+mod common;
+use common::{run, scenario};
+use weft::scenario::{BufferBytes, LbPolicy, TopologyKind, WorkloadKind};
+
+fn check_complete(o: &weft::sim::RunOutput, what: &str) {
+    let c = &o.metrics.counters;
+    assert_eq!(o.flows_incomplete, 0, "{what}: incomplete flows");
+    assert_eq!(c.flows_completed, o.flows_total, "{what}");
+    assert_eq!(c.data_sent, c.data_delivered, "{what}: data lost");
+    assert_eq!(c.acks_sent, c.acks_delivered, "{what}: acks lost");
+    assert_eq!(c.data_sent, c.acks_sent, "{what}: one ACK per data packet");
+    assert_eq!(c.data_dropped + c.acks_dropped, 0, "{what}");
+    assert_eq!(o.data_in_flight + o.acks_in_flight, 0, "{what}");
+    assert_eq!(
+        o.metrics.latency_ns.len(),
+        c.data_delivered,
+        "{what}: one latency sample per packet"
+    );
+    assert_eq!(
+        o.metrics.fct_ns.len(),
+        o.flows_total,
+        "{what}: one FCT per flow"
+    );
+}
+
+#[test]
+fn every_policy_conserves_packets_and_completes_permutations() {
+    for policy in LbPolicy::ALL {
+        for (kind, k) in [
+            (TopologyKind::FatTree, 4),
+            (TopologyKind::FatTree, 6),
+            (TopologyKind::LeafSpine, 6),
+        ] {
+            let s = scenario(kind, k, policy, 100_000);
+            let o = run(&s, 1, 1);
+            let what = format!("{policy:?} {kind:?} k={k}");
+            check_complete(&o, &what);
+            let packets_per_flow = 100_000u64.div_ceil(4096);
+            assert_eq!(
+                o.metrics.counters.data_sent,
+                o.flows_total * packets_per_flow,
+                "{what}"
+            );
+            let cct = o.cct_ps().expect("complete");
+            assert!(
+                cct >= o.cct_lower_bound_ps,
+                "{what}: CCT {cct} below the bound {}",
+                o.cct_lower_bound_ps
+            );
+        }
+    }
+}
+
+#[test]
+fn every_policy_completes_all_to_all_and_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    let cm = dir.path().join("t.cm");
+    std::fs::write(
+        &cm,
+        "Nodes 16\nConnections 4\n0->15 id 1 start 0 size 50000\n3->2 id 2 start 1000000 size 9000\n15->0 id 3 start 0 size 4096\n7->8 id 4 start 250000 size 1\n",
+    )
+    .unwrap();
+    for policy in LbPolicy::ALL {
+        let mut s = scenario(TopologyKind::FatTree, 4, policy, 20_000);
+        s.workload.kind = WorkloadKind::AllToAll;
+        let o = run(&s, 1, 1);
+        check_complete(&o, &format!("{policy:?} all_to_all"));
+        assert_eq!(o.flows_total, 16 * 15);
+        let cct = o.cct_ps().unwrap();
+        assert!(
+            cct >= o.cct_lower_bound_ps,
+            "{policy:?} all_to_all below its bound"
+        );
+
+        s.workload.kind = WorkloadKind::Matrix;
+        s.workload.file = Some(cm.clone());
+        let o = run(&s, 2, 2);
+        check_complete(&o, &format!("{policy:?} matrix"));
+        assert_eq!(o.flows_total, 4);
+        // The 1-byte flow is one packet; the flow that starts at 1 us cannot end before it.
+        assert_eq!(o.metrics.counters.data_sent, 13 + 3 + 1 + 1);
+        assert!(o.metrics.counters.last_ack_ps > 1_000_000);
+    }
+}
+
+#[test]
+fn finite_buffers_drop_and_still_conserve() {
+    // Simple RR with a 5-packet buffer on a full-rate permutation overflows downlinks.
+    let mut s = scenario(TopologyKind::FatTree, 6, LbPolicy::SimpleRr, 400_000);
+    s.switch.buffer_bytes = BufferBytes::Bytes(5 * 4158);
+    let o = run(&s, 2, 3);
+    let c = &o.metrics.counters;
+    assert!(c.data_dropped > 0, "expected drops");
+    assert_eq!(
+        c.data_sent,
+        c.data_delivered + c.data_dropped + o.data_in_flight
+    );
+    assert!(
+        o.flows_incomplete > 0,
+        "no loss recovery without CC: dropped flows cannot complete"
+    );
+    assert!(o.cct_ps().is_none());
+    let max_q = o.stages.iter().map(|s| s.max_bytes).max().unwrap();
+    assert!(max_q <= 5 * 4158, "a queue exceeded its buffer: {max_q}");
+}
+
+#[test]
+fn lower_load_paces_hosts() {
+    // At load <= 0.5 the ACKs fit in the pacing gaps, so halving the load again adds exactly
+    // the extra pacing time: m packets x (1/0.25 - 1/0.5) x T'd.
+    let mut s = scenario(TopologyKind::FatTree, 4, LbPolicy::Ofan, 1 << 20);
+    s.host.load = 0.5;
+    let half = run(&s, 1, 1).cct_ps().unwrap() as f64;
+    s.host.load = 0.25;
+    let quarter = run(&s, 1, 1).cct_ps().unwrap() as f64;
+    let expected = 256.0 * 2.0 * 41_780.0;
+    let ratio = (quarter - half) / expected;
+    assert!((0.98..1.02).contains(&ratio), "pacing time off: {ratio}");
+}
