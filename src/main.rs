@@ -54,9 +54,16 @@ enum Cmd {
 
 fn main() {
     if let Err(e) = real_main() {
-        // One line: the chain of contexts joined, innermost last.
+        // One line: the chain of contexts joined, innermost last; any line breaks inside a
+        // message (e.g. from a library's error text) become "; ".
         let msg: Vec<String> = e.chain().map(|c| c.to_string()).collect();
-        eprintln!("error: {}", msg.join(": "));
+        let msg = msg.join(": ");
+        let msg: Vec<&str> = msg
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        eprintln!("error: {}", msg.join("; "));
         std::process::exit(1);
     }
 }
@@ -82,6 +89,7 @@ fn real_main() -> Result<()> {
                 &RunOptions {
                     threads,
                     partitions,
+                    plan_file: None,
                     progress,
                 },
             )?;

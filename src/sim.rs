@@ -1,22 +1,28 @@
 //! One simulation run: scenario → model → partition plan → engine → merged metrics.
 
+use crate::engine::comm::{Comm, LocalComm};
 use crate::engine::partition::Partition;
 use crate::engine::plan::Plan;
-use crate::engine::{self, LoopStats};
+use crate::engine::{self, plan_file, LoopStats, ProgressSample};
 use crate::metrics::bound::{naive_lower_bound_ps, permutation_lower_bound_ps, BoundParams};
-use crate::metrics::{Metrics, StageStats};
+use crate::metrics::{histogram_wire, Counters, Metrics, StageStats};
 use crate::model::Model;
 use crate::scenario::{Scenario, WorkloadKind};
 use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(Clone, Debug)]
 pub struct RunOptions {
     pub threads: usize,
-    /// None: automatic (1 for one thread, else min(2 × threads, the most the fabric allows)).
+    /// None: automatic (ranks × (1 for one thread, else 2 × threads), up to what the fabric
+    /// allows).
     pub partitions: Option<u32>,
-    /// Print progress on stderr at most once a second.
+    /// A partition plan file (`weft partition`); overrides `partitions`.
+    pub plan_file: Option<PathBuf>,
+    /// Print progress on stderr (rank 0) at most once a second.
     pub progress: bool,
 }
 
@@ -25,12 +31,24 @@ impl Default for RunOptions {
         RunOptions {
             threads: 1,
             partitions: None,
+            plan_file: None,
             progress: false,
         }
     }
 }
 
-/// Everything a run determined, before it is formatted.
+/// An error already reported by another rank: exit non-zero without printing it again.
+#[derive(Debug)]
+pub struct ReportedElsewhere;
+
+impl std::fmt::Display for ReportedElsewhere {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("failed on another rank")
+    }
+}
+impl std::error::Error for ReportedElsewhere {}
+
+/// Everything a run determined, merged over partitions and ranks, before it is formatted.
 pub struct RunOutput {
     pub metrics: Metrics,
     pub stages: Vec<StageStats>,
@@ -47,9 +65,12 @@ pub struct RunOutput {
     pub loop_stats: LoopStats,
     pub wall_s: f64,
     pub threads: usize,
+    pub ranks: u32,
     pub partitions: u32,
     pub lookahead_ps: u64,
     pub cut_links: u64,
+    /// Largest peak RSS of any rank.
+    pub peak_rss_bytes: u64,
 }
 
 impl RunOutput {
@@ -61,24 +82,61 @@ impl RunOutput {
     }
 }
 
-pub fn default_partitions(m: &Model, threads: usize) -> u32 {
-    if threads <= 1 {
-        1
-    } else {
-        (2 * threads as u32).min(Plan::max_parts(m))
-    }
+/// What each rank sends to rank 0 at the end.
+#[derive(Serialize, Deserialize)]
+struct RankReport {
+    counters: Counters,
+    stages: Vec<StageStats>,
+    incomplete: u64,
+    data_held: u64,
+    acks_held: u64,
+    latency_v2: Vec<u8>,
+    fct_v2: Vec<u8>,
+    loop_stats: LoopStats,
+    peak_rss_bytes: u64,
 }
 
+pub fn default_partitions(m: &Model, threads: usize, ranks: u32) -> u32 {
+    let per_rank = if threads <= 1 { 1 } else { 2 * threads as u32 };
+    (per_rank * ranks).min(Plan::max_parts(m)).max(ranks)
+}
+
+/// Runs a scenario in this process alone.
 pub fn simulate(s: &Scenario, opts: &RunOptions) -> Result<RunOutput> {
+    Ok(simulate_on(s, opts, &LocalComm)?.expect("a single process is rank 0"))
+}
+
+fn setup(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<(Model, Plan)> {
     if opts.threads == 0 {
         bail!("--threads: must be at least 1");
     }
-    let start = Instant::now();
     let m = Model::build(s)?;
-    let parts = opts
-        .partitions
-        .unwrap_or_else(|| default_partitions(&m, opts.threads));
-    let plan = Plan::automatic(&m, parts)?;
+    let plan = match &opts.plan_file {
+        Some(path) => plan_file::read(path, &m, comm.ranks())?,
+        None => {
+            let parts = opts
+                .partitions
+                .unwrap_or_else(|| default_partitions(&m, opts.threads, comm.ranks()));
+            Plan::automatic(&m, parts, comm.ranks())?
+        }
+    };
+    Ok((m, plan))
+}
+
+/// Runs a scenario as one rank of `comm`. Rank 0 gets the merged output; other ranks `None`.
+/// Set-up errors are agreed on by all ranks, so none is left waiting in a collective.
+pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<Option<RunOutput>> {
+    let start = Instant::now();
+    let setup = setup(s, opts, comm);
+    let root = comm.rank() == 0;
+    let failed = comm.sum_u64(&[setup.is_err() as u64, (setup.is_err() && root) as u64]);
+    let (m, plan) = match setup {
+        Ok(ok) if failed[0] == 0 => ok,
+        Ok(_) => return Err(ReportedElsewhere.into()),
+        // Rank 0 reports; another rank reports only errors rank 0 did not have.
+        Err(e) if root || failed[1] == 0 => return Err(e),
+        Err(_) => return Err(ReportedElsewhere.into()),
+    };
     let pool = if opts.threads > 1 {
         Some(
             rayon::ThreadPoolBuilder::new()
@@ -88,42 +146,110 @@ pub fn simulate(s: &Scenario, opts: &RunOptions) -> Result<RunOutput> {
     } else {
         None
     };
+    let mine = plan.parts_of_rank(comm.rank());
     let mut partitions: Vec<Partition> = match &pool {
         Some(pool) => pool.install(|| {
             use rayon::prelude::*;
-            (0..plan.parts)
-                .into_par_iter()
-                .map(|i| Partition::new(&m, &plan, i))
+            mine.par_iter()
+                .map(|&i| Partition::new(&m, &plan, i))
                 .collect()
         }),
-        None => (0..plan.parts)
-            .map(|i| Partition::new(&m, &plan, i))
-            .collect(),
+        None => mine.iter().map(|&i| Partition::new(&m, &plan, i)).collect(),
     };
 
-    let mut progress = Progress::new(opts.progress || std::io::stderr().is_terminal());
-    let loop_stats = engine::run(&mut partitions, &m, &plan, pool.as_ref(), |t, parts| {
-        progress.tick(t, parts)
-    });
+    let progress_on =
+        comm.broadcast_bytes(&[(opts.progress || std::io::stderr().is_terminal()) as u8])[0] == 1;
+    let total_packets: u64 = m
+        .workload
+        .flows()
+        .iter()
+        .map(|f| m.packets_for(f.bytes))
+        .sum();
+    let mut progress = Progress::new(progress_on && root, total_packets);
+    let loop_stats = engine::run(
+        &mut partitions,
+        &m,
+        &plan,
+        comm,
+        pool.as_ref(),
+        progress_on,
+        |p| progress.tick(p),
+    );
     progress.finish();
 
+    // Close the statistics window at the global last event.
+    let local_last = partitions
+        .iter()
+        .map(|p| p.metrics.counters.last_event_ps)
+        .max()
+        .unwrap_or(0);
+    let end_ps = u64::MAX - comm.min_u64(u64::MAX - local_last);
+    let mut report = RankReport {
+        counters: Counters::new(),
+        stages: vec![StageStats::default(); m.fabric.stage_names().len()],
+        incomplete: 0,
+        data_held: 0,
+        acks_held: 0,
+        latency_v2: vec![],
+        fct_v2: vec![],
+        loop_stats,
+        peak_rss_bytes: crate::report::peak_rss_bytes(),
+    };
     let mut metrics = Metrics::default();
-    for p in &partitions {
-        metrics.merge(&p.metrics);
-    }
-    let end_ps = metrics.counters.last_event_ps;
-    let mut stages = vec![StageStats::default(); m.fabric.stage_names().len()];
-    let (mut data_held, mut acks_held, mut incomplete) = (0, 0, 0);
     for p in &mut partitions {
-        for (acc, s) in stages.iter_mut().zip(p.stage_stats(&m, end_ps)) {
-            acc.merge(&s);
+        metrics.merge(&p.metrics);
+        for (acc, st) in report.stages.iter_mut().zip(p.stage_stats(&m, end_ps)) {
+            acc.merge(&st);
         }
         let (d, a) = p.packets_held();
-        data_held += d;
-        acks_held += a;
-        incomplete += p.incomplete_flows();
+        report.data_held += d;
+        report.acks_held += a;
+        report.incomplete += p.incomplete_flows();
     }
-    let c = &metrics.counters;
+    report.counters = metrics.counters;
+    report.latency_v2 = histogram_wire::encode(&metrics.latency_ns);
+    report.fct_v2 = histogram_wire::encode(&metrics.fct_ns);
+    let bytes = bincode::serde::encode_to_vec(&report, bincode::config::standard())?;
+    let Some(all) = comm.gather_bytes(&bytes) else {
+        return Ok(None);
+    };
+
+    let mut merged = Metrics::default();
+    let mut stages = vec![StageStats::default(); m.fabric.stage_names().len()];
+    let (mut data_held, mut acks_held, mut incomplete, mut peak_rss) = (0, 0, 0, 0);
+    let mut loop_stats = LoopStats::default();
+    for (rank, b) in all.iter().enumerate() {
+        let (r, _): (RankReport, usize) =
+            bincode::serde::decode_from_slice(b, bincode::config::standard())?;
+        merged.counters.merge(&r.counters);
+        merged
+            .latency_ns
+            .add(histogram_wire::decode(&r.latency_v2))
+            .expect("histograms share bounds");
+        merged
+            .fct_ns
+            .add(histogram_wire::decode(&r.fct_v2))
+            .expect("histograms share bounds");
+        for (acc, st) in stages.iter_mut().zip(&r.stages) {
+            acc.merge(st);
+        }
+        data_held += r.data_held;
+        acks_held += r.acks_held;
+        incomplete += r.incomplete;
+        peak_rss = peak_rss.max(r.peak_rss_bytes);
+        let l = &r.loop_stats;
+        if rank == 0 {
+            loop_stats = *l;
+        }
+        loop_stats.process_wall_s = loop_stats.process_wall_s.max(l.process_wall_s);
+        loop_stats.sync_wall_s = loop_stats.sync_wall_s.max(l.sync_wall_s);
+        if rank > 0 {
+            loop_stats.messages += l.messages;
+            loop_stats.remote_messages += l.remote_messages;
+            loop_stats.remote_bytes += l.remote_bytes;
+        }
+    }
+    let c = &merged.counters;
     // Packet conservation: every packet sent was delivered, dropped, or is still held.
     if c.data_sent != c.data_delivered + c.data_dropped + data_held
         || c.acks_sent != c.acks_delivered + c.acks_dropped + acks_held
@@ -133,9 +259,9 @@ pub fn simulate(s: &Scenario, opts: &RunOptions) -> Result<RunOutput> {
             c.data_sent, c.data_delivered, c.data_dropped, data_held, c.acks_sent, c.acks_delivered, c.acks_dropped, acks_held
         );
     }
-    Ok(RunOutput {
+    Ok(Some(RunOutput {
         cct_lower_bound_ps: lower_bound_ps(&m, s),
-        metrics,
+        metrics: merged,
         stages,
         stage_names: m.fabric.stage_names(),
         flows_total: m.workload.flows().len() as u64,
@@ -148,10 +274,12 @@ pub fn simulate(s: &Scenario, opts: &RunOptions) -> Result<RunOutput> {
         loop_stats,
         wall_s: start.elapsed().as_secs_f64(),
         threads: opts.threads,
+        ranks: comm.ranks(),
         partitions: plan.parts,
         lookahead_ps: plan.lookahead_ps,
         cut_links: plan.cut_links,
-    })
+        peak_rss_bytes: peak_rss,
+    }))
 }
 
 /// The workload's CCT lower bound: SEEDS.md appendix-A model for permutations (the max over
@@ -217,41 +345,44 @@ fn lower_bound_ps(m: &Model, s: &Scenario) -> u64 {
     }
 }
 
-/// Progress on stderr: simulated time, events/s, and an estimate of what remains (from the
-/// fraction of flows completed), at most once a second.
+/// Progress on stderr (rank 0): simulated time, events/s, and an estimate of the wall time
+/// left from the fraction of data packets acknowledged, at most once a second.
 struct Progress {
     enabled: bool,
+    total_packets: u64,
     start: Instant,
     last: Instant,
     printed: bool,
 }
 
 impl Progress {
-    fn new(enabled: bool) -> Progress {
+    fn new(enabled: bool, total_packets: u64) -> Progress {
         let now = Instant::now();
         Progress {
             enabled,
+            total_packets,
             start: now,
             last: now,
             printed: false,
         }
     }
-    fn tick(&mut self, t_ps: u64, parts: &[Partition]) {
+    fn tick(&mut self, p: ProgressSample) {
         if !self.enabled || self.last.elapsed().as_secs_f64() < 1.0 {
             return;
         }
         self.last = Instant::now();
-        let events: u64 = parts.iter().map(|p| p.metrics.counters.events).sum();
-        let done: u64 = parts
-            .iter()
-            .map(|p| p.metrics.counters.flows_completed)
-            .sum();
         let elapsed = self.start.elapsed().as_secs_f64();
+        let done = p.acks_delivered as f64 / self.total_packets.max(1) as f64;
+        let left = if done > 0.0 {
+            format!("~{:.0} s left", elapsed * (1.0 - done) / done)
+        } else {
+            "? s left".into()
+        };
         eprint!(
-            "\r[weft] sim {:.3} us | {:.2} M events/s | {} flows done | {:.0} s elapsed   ",
-            t_ps as f64 / 1e6,
-            events as f64 / elapsed / 1e6,
-            done,
+            "\r[weft] sim {:.3} us | {:.2} M events/s | {:.1} % acknowledged | {:.0} s elapsed, {left}   ",
+            p.sim_ps as f64 / 1e6,
+            p.events as f64 / elapsed / 1e6,
+            done * 100.0,
             elapsed
         );
         self.printed = true;

@@ -1,49 +1,92 @@
 //! The conservative, windowed parallel engine (DESIGN.md "Parallel engine").
 //!
-//! Each window starts at `t` = the earliest pending event of any partition and covers
-//! `[t, t + lookahead)`. An event a partition sends across the cut is at least one lookahead
-//! after the event that caused it, so it falls at or after the window's end: every partition
-//! can process its window independently (in parallel with rayon), and the outboxes are
-//! exchanged only when all have finished. Idle gaps are skipped because `t` jumps.
+//! Each window starts at `t` = the earliest pending event of any partition on any rank
+//! (an allreduce) and covers `[t, t + lookahead)`. An event a partition sends across the cut
+//! is at least one lookahead after the event that caused it, so it falls at or after the
+//! window's end: every partition processes its window independently (the partitions of a
+//! rank in parallel with rayon), and outboxes are exchanged only when all have finished —
+//! moved between partitions of one rank, and batched per destination rank (bincode) in one
+//! all-to-all between ranks. Idle gaps are skipped because `t` jumps to the next event.
 
+pub mod comm;
 pub mod event;
+#[cfg(feature = "mpi")]
+pub mod mpi_comm;
 pub mod partition;
 pub mod plan;
+pub mod plan_file;
 
 use crate::model::Model;
+use comm::Comm;
+use event::Event;
 use partition::Partition;
 use plan::Plan;
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
-#[derive(Clone, Copy, Debug, Default)]
+/// How the window loop went (how it ran, not what it computed).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct LoopStats {
     pub windows: u64,
     /// Wall time spent processing events (the parallel phase), in s.
     pub process_wall_s: f64,
-    /// Wall time spent finding the next window and exchanging messages, in s.
+    /// Wall time spent agreeing on the next window and exchanging events, in s.
     pub sync_wall_s: f64,
-    /// Events that crossed partitions.
+    /// Events that crossed partitions (within and between ranks).
     pub messages: u64,
+    /// Events and bytes this rank sent to other ranks.
+    pub remote_messages: u64,
+    pub remote_bytes: u64,
 }
 
-/// Runs windows until no partition has an event left. `on_window(t_ps, parts)` is called after
-/// every window (for progress reports).
+/// Global progress, offered every [`PROGRESS_EVERY`] windows when progress is on.
+pub struct ProgressSample {
+    pub sim_ps: u64,
+    pub events: u64,
+    pub acks_delivered: u64,
+}
+
+/// Windows between two progress samples (a fixed count, so every rank calls the progress
+/// allreduce in the same windows).
+pub const PROGRESS_EVERY: u64 = 64;
+
+fn bincode_config() -> bincode::config::Configuration {
+    bincode::config::standard()
+}
+
+/// Runs windows until no partition on any rank has an event left. `parts` are this rank's
+/// partitions in increasing id order.
 pub fn run(
     parts: &mut [Partition],
     m: &Model,
     plan: &Plan,
+    comm: &dyn Comm,
     pool: Option<&rayon::ThreadPool>,
-    mut on_window: impl FnMut(u64, &[Partition]),
+    progress: bool,
+    mut on_progress: impl FnMut(ProgressSample),
 ) -> LoopStats {
+    let mut local_index = vec![usize::MAX; plan.parts as usize];
+    for (i, p) in parts.iter().enumerate() {
+        assert_eq!(
+            plan.part_rank[p.id as usize],
+            comm.rank(),
+            "partition {} is not this rank's",
+            p.id
+        );
+        local_index[p.id as usize] = i;
+    }
+    let ranks = comm.ranks() as usize;
+    let mut to_rank: Vec<Vec<Event>> = vec![Vec::new(); ranks];
     let mut stats = LoopStats::default();
     loop {
         let sync_start = Instant::now();
-        let t = parts
+        let local_min = parts
             .iter()
             .map(Partition::next_time_ps)
             .min()
             .unwrap_or(crate::time::NEVER_PS);
+        let t = comm.min_u64(local_min);
         if t == crate::time::NEVER_PS {
             stats.sync_wall_s += sync_start.elapsed().as_secs_f64();
             break;
@@ -61,31 +104,92 @@ pub fn run(
         }
         let exchange_start = Instant::now();
         stats.process_wall_s += (exchange_start - work_start).as_secs_f64();
-        stats.messages += exchange(parts);
+        stats.messages += exchange_local(parts, &local_index, plan, &mut to_rank);
+        if ranks > 1 {
+            exchange_remote(parts, &local_index, plan, comm, &mut to_rank, &mut stats);
+        }
         stats.windows += 1;
+        if progress && stats.windows % PROGRESS_EVERY == 0 {
+            let events: u64 = parts.iter().map(|p| p.metrics.counters.events).sum();
+            let acks: u64 = parts
+                .iter()
+                .map(|p| p.metrics.counters.acks_delivered)
+                .sum();
+            let g = comm.sum_u64(&[events, acks]);
+            on_progress(ProgressSample {
+                sim_ps: end,
+                events: g[0],
+                acks_delivered: g[1],
+            });
+        }
         stats.sync_wall_s += exchange_start.elapsed().as_secs_f64();
-        on_window(end, parts);
     }
     stats
 }
 
-/// Moves every outbox's events into the destination partition's queue, keeping the outbox
-/// buffers' capacity for the next window. Returns the number of events moved.
-fn exchange(parts: &mut [Partition]) -> u64 {
+/// Moves outbox events to partitions of this rank; events for other ranks go to `to_rank`.
+/// Outbox buffers keep their capacity for the next window. Returns the events moved.
+fn exchange_local(
+    parts: &mut [Partition],
+    local_index: &[usize],
+    plan: &Plan,
+    to_rank: &mut [Vec<Event>],
+) -> u64 {
     let mut moved = 0;
     for src in 0..parts.len() {
-        for dst in 0..parts.len() {
-            if src == dst || parts[src].outbox[dst].is_empty() {
+        for dst in 0..plan.parts as usize {
+            if parts[src].outbox[dst].is_empty() {
                 continue;
             }
             let mut batch = std::mem::take(&mut parts[src].outbox[dst]);
             moved += batch.len() as u64;
-            for ev in batch.drain(..) {
-                debug_assert!(ev.time_ps >= parts[dst].next_time_ps().min(ev.time_ps));
-                parts[dst].queue.push(ev);
+            match local_index[dst] {
+                usize::MAX => to_rank[plan.part_rank[dst] as usize].append(&mut batch),
+                d => batch.drain(..).for_each(|ev| parts[d].queue.push(ev)),
             }
             parts[src].outbox[dst] = batch;
         }
     }
     moved
+}
+
+fn exchange_remote(
+    parts: &mut [Partition],
+    local_index: &[usize],
+    plan: &Plan,
+    comm: &dyn Comm,
+    to_rank: &mut [Vec<Event>],
+    stats: &mut LoopStats,
+) {
+    let send: Vec<Vec<u8>> = to_rank
+        .iter_mut()
+        .map(|evs| {
+            stats.remote_messages += evs.len() as u64;
+            let bytes = if evs.is_empty() {
+                Vec::new()
+            } else {
+                bincode::serde::encode_to_vec(&*evs, bincode_config()).expect("events encode")
+            };
+            evs.clear();
+            stats.remote_bytes += bytes.len() as u64;
+            bytes
+        })
+        .collect();
+    for bytes in comm.all_to_all_bytes(&send) {
+        if bytes.is_empty() {
+            continue;
+        }
+        let (evs, _): (Vec<Event>, usize) =
+            bincode::serde::decode_from_slice(&bytes, bincode_config())
+                .expect("events from a rank of the same build decode");
+        for ev in evs {
+            let p = plan.node_part[ev.node() as usize] as usize;
+            let l = local_index[p];
+            assert!(
+                l != usize::MAX,
+                "received an event for partition {p}, which is not on this rank"
+            );
+            parts[l].queue.push(ev);
+        }
+    }
 }

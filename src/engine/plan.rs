@@ -1,47 +1,58 @@
-//! Partition plans: which partition each node belongs to (and, with MPI, which rank runs each
-//! partition), and the lookahead that the cut implies.
+//! Partition plans: which partition each node belongs to, which rank runs each partition, and
+//! the lookahead that the cut implies.
 //!
-//! The automatic plan keeps whole pods (fat tree) or whole leaves with their hosts (leaf-spine)
-//! together, in contiguous blocks, and spreads the top-layer switches round-robin, so only
-//! switch-to-switch links are cut.
+//! The automatic plan keeps whole pods (fat tree) or whole leaves with their hosts
+//! (leaf-spine) together in contiguous blocks while there are no more partitions than pods;
+//! beyond that, a fat tree is cut into edge groups (an edge switch, its hosts, and the
+//! aggregation switch of the same index). Top-layer switches are spread round-robin. Host
+//! links are never cut. Partitions go to ranks in contiguous blocks.
 
 use crate::model::Model;
 use crate::topology::NodeId;
 use anyhow::{bail, Result};
 
+#[derive(Debug)]
 pub struct Plan {
     pub parts: u32,
+    pub ranks: u32,
     pub node_part: Vec<u32>,
     /// Index of each node within its partition's node list.
     pub node_local: Vec<u32>,
+    pub part_rank: Vec<u32>,
+    /// Output ports per partition: the load estimate (events scale with ports).
+    pub part_ports: Vec<u64>,
     /// Min over cut links of (latency + forwarding delay at the receiving switch); `u64::MAX`
     /// when nothing is cut.
     pub lookahead_ps: u64,
+    /// Unidirectional links whose two ends are in different partitions.
     pub cut_links: u64,
 }
 
 impl Plan {
-    /// The most partitions the automatic plan can make: one per pod / leaf.
+    /// The most partitions the automatic plan can make.
     pub fn max_parts(m: &Model) -> u32 {
-        m.fabric.num_groups()
+        m.fabric.num_groups(true)
     }
 
-    pub fn automatic(m: &Model, parts: u32) -> Result<Plan> {
+    pub fn automatic(m: &Model, parts: u32, ranks: u32) -> Result<Plan> {
         let max = Plan::max_parts(m);
         if parts == 0 {
             bail!("--partitions: must be at least 1");
         }
         if parts > max {
-            bail!(
-                "--partitions: {parts} is more than this fabric can be cut into ({max}: one per {})",
-                if m.fabric.kind == crate::scenario::TopologyKind::FatTree { "pod" } else { "leaf" }
-            );
+            let unit = if m.fabric.kind == crate::scenario::TopologyKind::FatTree {
+                "edge switch"
+            } else {
+                "leaf"
+            };
+            bail!("--partitions: {parts} is more than this fabric can be cut into ({max}: one per {unit})");
         }
         let f = &m.fabric;
-        let groups = f.num_groups() as u64;
+        let fine = parts > f.num_groups(false);
+        let groups = f.num_groups(fine) as u64;
         let mut top = 0u32;
         let node_part = (0..f.num_nodes())
-            .map(|n| match f.group_of(n) {
+            .map(|n| match f.group_of(n, fine) {
                 Some(g) => (g as u64 * parts as u64 / groups) as u32,
                 None => {
                     top += 1;
@@ -49,23 +60,31 @@ impl Plan {
                 }
             })
             .collect();
-        Plan::from_assignment(m, parts, node_part)
+        Plan::from_assignment(m, node_part, block_ranks(parts, ranks)?)
     }
 
-    /// Builds a plan from an explicit node → partition assignment, checking the lookahead.
-    pub fn from_assignment(m: &Model, parts: u32, node_part: Vec<u32>) -> Result<Plan> {
+    /// Builds a plan from explicit node → partition and partition → rank assignments.
+    pub fn from_assignment(m: &Model, node_part: Vec<u32>, part_rank: Vec<u32>) -> Result<Plan> {
         let f = &m.fabric;
+        let parts = part_rank.len() as u32;
+        let ranks = part_rank.iter().max().map_or(0, |r| r + 1);
         assert_eq!(node_part.len(), f.num_nodes() as usize);
         let mut counts = vec![0u32; parts as usize];
-        let node_local = node_part
-            .iter()
-            .map(|&p| {
-                counts[p as usize] += 1;
-                counts[p as usize] - 1
-            })
-            .collect();
+        let mut part_ports = vec![0u64; parts as usize];
+        let mut node_local = Vec::with_capacity(node_part.len());
+        for (n, &p) in node_part.iter().enumerate() {
+            if p >= parts {
+                bail!("node {n} is assigned to partition {p}, but there are only {parts}");
+            }
+            node_local.push(counts[p as usize]);
+            counts[p as usize] += 1;
+            part_ports[p as usize] += f.num_ports(n as NodeId) as u64;
+        }
         if let Some(p) = counts.iter().position(|&c| c == 0) {
             bail!("partition {p} has no nodes");
+        }
+        if let Some(r) = (0..ranks).find(|r| !part_rank.contains(r)) {
+            bail!("rank {r} has no partition");
         }
         let mut lookahead_ps = u64::MAX;
         let mut cut_links = 0;
@@ -78,7 +97,7 @@ impl Plan {
                         f.link(n, p).latency_ps + if f.is_host(peer) { 0 } else { m.forwarding_ps };
                     if delay == 0 {
                         bail!(
-                            "zero lookahead: the link from node {n} port {p} to node {peer} is cut between partitions and has zero latency; give it a positive latency or use fewer partitions"
+                            "topology.link_latency_ns: zero lookahead: the link from node {n} port {p} to node {peer} is cut between partitions and has zero latency; give cut links a positive latency or use one partition"
                         );
                     }
                     lookahead_ps = lookahead_ps.min(delay);
@@ -87,8 +106,11 @@ impl Plan {
         }
         Ok(Plan {
             parts,
+            ranks,
             node_part,
             node_local,
+            part_rank,
+            part_ports,
             lookahead_ps,
             cut_links,
         })
@@ -99,4 +121,30 @@ impl Plan {
             .filter(|&n| self.node_part[n as usize] == part)
             .collect()
     }
+
+    pub fn parts_of_rank(&self, rank: u32) -> Vec<u32> {
+        (0..self.parts)
+            .filter(|&p| self.part_rank[p as usize] == rank)
+            .collect()
+    }
+
+    /// Estimated load imbalance: the busiest partition's ports over the mean.
+    pub fn imbalance(&self) -> f64 {
+        let max = *self.part_ports.iter().max().expect("partitions") as f64;
+        let mean = self.part_ports.iter().sum::<u64>() as f64 / self.parts as f64;
+        max / mean
+    }
+}
+
+/// Partitions to ranks in contiguous blocks.
+pub fn block_ranks(parts: u32, ranks: u32) -> Result<Vec<u32>> {
+    if ranks == 0 {
+        bail!("--ranks: must be at least 1");
+    }
+    if ranks > parts {
+        bail!("more ranks ({ranks}) than partitions ({parts}): every rank needs at least one partition");
+    }
+    Ok((0..parts)
+        .map(|p| (p as u64 * ranks as u64 / parts as u64) as u32)
+        .collect())
 }

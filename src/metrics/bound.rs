@@ -106,7 +106,9 @@ mod tests {
 
     #[test]
     fn ofan_default_setup_is_close_to_line_rate() {
-        // 1 MB at 800 Gb/s: 256 packets of 4158 B + ACKs; the bound must exceed pure data time.
+        // 1 MB at 800 Gb/s: 256 packets of 4158 B + ACKs. The bound must exceed sending all
+        // data plus one propagation, and stay below sending all data and ACKs plus a round
+        // trip of store-and-forward delays.
         let p = BoundParams {
             td: 41_580,
             ta: 640,
@@ -115,8 +117,9 @@ mod tests {
             hops: 6,
         };
         let b = permutation_lower_bound_ps(256, &p);
+        assert!(b > 256 * 41_780 + 3_000_000, "{b}");
         assert!(
-            b > 256 * 41_780 && b < 256 * 41_780 + 2 * 3_000_000 + 256 * 840,
+            b < 256 * (41_780 + 840) + 2 * (3_000_000 + 6 * 41_580),
             "{b}"
         );
     }

@@ -3,14 +3,16 @@
 //! the fabric was partitioned. Floats appear only in the report.
 
 pub mod bound;
+pub mod histogram_wire;
 mod stages;
 
 pub use stages::StageStats;
 
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 /// Packet and flow counters of one partition.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counters {
     pub events: u64,
     pub data_sent: u64,

@@ -1,8 +1,9 @@
 //! Queue and link statistics aggregated per stage of the fabric (host_edge, edge_agg, ...).
 
 use crate::net::port::PortStats;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StageStats {
     pub ports: u64,
     pub max_bytes: u64,

@@ -78,6 +78,7 @@ impl Summary {
         let run = json!({
             "wall_s": o.wall_s,
             "events_per_s": c.events as f64 / o.wall_s.max(1e-9),
+            "ranks": o.ranks,
             "threads": o.threads,
             "partitions": o.partitions,
             "lookahead_ns": if o.lookahead_ps == u64::MAX { Value::Null } else { json!(ns(o.lookahead_ps)) },
@@ -87,7 +88,9 @@ impl Summary {
             "process_wall_s": ls.process_wall_s,
             "sync_wall_s": ls.sync_wall_s,
             "cross_partition_events": ls.messages,
-            "peak_rss_bytes": peak_rss_bytes(),
+            "remote_events": ls.remote_messages,
+            "remote_bytes": ls.remote_bytes,
+            "peak_rss_bytes": o.peak_rss_bytes,
         });
         Summary {
             scenario,
@@ -143,10 +146,11 @@ impl Summary {
             );
         }
         s += &format!(
-            "run: {} events in {:.3} s = {:.2} M events/s; {} threads, {} partitions, {} windows; peak RSS {:.1} MB\n",
+            "run: {} events in {:.3} s = {:.2} M events/s; {} ranks x {} threads, {} partitions, {} windows; peak RSS {:.1} MB\n",
             r["events"],
             u["wall_s"].as_f64().unwrap_or(0.0),
             u["events_per_s"].as_f64().unwrap_or(0.0) / 1e6,
+            u["ranks"],
             u["threads"],
             u["partitions"],
             u["windows"],

@@ -2,8 +2,8 @@
 //! Every failure is one line naming the file and the field.
 
 use super::overrides::apply_override;
-use super::Scenario;
-use anyhow::{anyhow, Context, Result};
+use super::{Scenario, WorkloadKind};
+use anyhow::{anyhow, bail, Context, Result};
 use std::path::Path;
 
 /// Loads, overrides and validates the scenario at `path`.
@@ -27,9 +27,14 @@ pub fn load_scenario_str(
     sets: &[String],
 ) -> Result<Scenario> {
     let mut table: toml::Table = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| text[..s.start].lines().count().max(1));
+        // 1-based line of the error's start: newlines before it, plus one (clamped to the last
+        // line, for errors at the very end of a file that ends with a newline).
+        let line = e.span().map(|s| {
+            let before = text.get(..s.start).unwrap_or(text);
+            (before.matches('\n').count() + 1).min(text.lines().count().max(1))
+        });
         let at = line.map(|l| format!(" (line {l})")).unwrap_or_default();
-        anyhow!("{origin}: malformed TOML{at}: {}", e.message().trim())
+        anyhow!("{origin}: malformed TOML{at}: {}", one_line(e.message()))
     })?;
     for set in sets {
         apply_override(&mut table, set).with_context(|| format!("--set {set}"))?;
@@ -42,10 +47,62 @@ pub fn load_scenario_str(
         if path == "." || path.is_empty() {
             anyhow!("{origin}: {inner}")
         } else {
-            anyhow!("{origin}: {path}: {inner}")
+            anyhow!("{origin}: {path}: {inner}{}", from_set(&path, sets))
         }
     })?;
     scenario.base_dir = base_dir.to_path_buf();
-    scenario.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
+    scenario
+        .validate()
+        .and_then(|()| check_matrix_file(&scenario))
+        .map_err(|e| {
+            let msg = one_line(&e.to_string());
+            // Semantic errors start with the field path ("topology.k: ...").
+            let field = msg.split_once(": ").map(|(f, _)| f).unwrap_or("");
+            let set = if field.contains(char::is_whitespace) {
+                String::new()
+            } else {
+                from_set(field, sets)
+            };
+            anyhow!("{origin}: {msg}{set}")
+        })?;
     Ok(scenario)
+}
+
+/// A matrix workload's file must exist before anything is built (its contents are checked
+/// when the workload is built, which names the file and line).
+fn check_matrix_file(s: &Scenario) -> Result<()> {
+    if let (WorkloadKind::Matrix, Some(file)) = (s.workload.kind, &s.workload.file) {
+        let path = s.base_dir.join(file);
+        match std::fs::metadata(&path) {
+            Err(e) => bail!("workload.file: {}: cannot read: {e}", path.display()),
+            Ok(m) if !m.is_file() => bail!("workload.file: {}: not a file", path.display()),
+            Ok(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// " (from --set KEY=VALUE)" when the last `--set` touching `field` (the field itself, a
+/// table above it or a field below it) explains an error about it; "" otherwise.
+fn from_set(field: &str, sets: &[String]) -> String {
+    let touches = |set: &&String| {
+        let key = set.split_once('=').map(|(k, _)| k.trim()).unwrap_or("");
+        !key.is_empty()
+            && (key == field
+                || key.starts_with(&format!("{field}."))
+                || field.starts_with(&format!("{key}.")))
+    };
+    match sets.iter().rev().find(touches) {
+        Some(set) => format!(" (from --set {set})"),
+        None => String::new(),
+    }
+}
+
+/// Joins a possibly multi-line message into one line: "a\nb" → "a; b".
+fn one_line(msg: &str) -> String {
+    msg.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }

@@ -18,12 +18,23 @@ fn check_rate(field: &str, gbps: f64) -> Result<()> {
     if gbps * 1e9 < 1.0 {
         bail!("{field}: rate below 1 b/s (got {gbps} Gb/s)");
     }
+    if gbps > MAX_RATE_GBPS {
+        bail!("{field}: rate above {MAX_RATE_GBPS:e} Gb/s (got {gbps:e})");
+    }
     Ok(())
 }
+
+/// Sanity bounds that keep every time and rate well inside the u64 picosecond / bit-per-second
+/// ranges the simulator computes in (larger values would silently wrap simulated time).
+const MAX_RATE_GBPS: f64 = 1e6;
+const MAX_LATENCY_NS: f64 = 1e9;
 
 fn check_latency(field: &str, ns: f64) -> Result<()> {
     if !ns.is_finite() || ns < 0.0 {
         bail!("{field}: must be a non-negative latency in ns (got {ns})");
+    }
+    if ns > MAX_LATENCY_NS {
+        bail!("{field}: latency above {MAX_LATENCY_NS:e} ns = 1 s (got {ns:e})");
     }
     Ok(())
 }

@@ -174,6 +174,20 @@ impl FatTree {
         }
     }
 
+    /// Edge group: edge switch (pod, e) with its hosts and aggregation switch (pod, e).
+    pub fn edge_group_of(&self, n: NodeId) -> Option<u32> {
+        let h = self.h;
+        if n < self.e0 {
+            Some(n / h)
+        } else if n < self.a0 {
+            Some(n - self.e0)
+        } else if n < self.c0 {
+            Some(n - self.a0)
+        } else {
+            None
+        }
+    }
+
     pub fn pod_of(&self, n: NodeId) -> Option<u32> {
         let h = self.h;
         if n < self.e0 {

@@ -294,16 +294,51 @@ impl Fabric {
         }
     }
 
-    /// The group a node belongs to for partitioning: its pod (fat tree) or leaf (leaf-spine);
-    /// `None` for top-layer switches, which the partitioner spreads.
-    pub fn group_of(&self, n: NodeId) -> Option<u32> {
+    /// The group a node belongs to for partitioning, `None` for top-layer switches (which the
+    /// partitioner spreads). Coarse groups are pods (fat tree) or leaves (leaf-spine); fine
+    /// groups split a pod into its edge switches, each with its hosts and the aggregation
+    /// switch of the same index.
+    pub fn group_of(&self, n: NodeId, fine: bool) -> Option<u32> {
         match &self.shape {
+            Shape::FatTree(f) if fine => f.edge_group_of(n),
             Shape::FatTree(f) => f.pod_of(n),
             Shape::LeafSpine(l) => l.leaf_of(n),
         }
     }
-    pub fn num_groups(&self) -> u32 {
-        self.k
+    pub fn num_groups(&self, fine: bool) -> u32 {
+        match self.kind {
+            TopologyKind::FatTree if fine => self.k * self.k / 2,
+            _ => self.k,
+        }
+    }
+
+    /// A 64-bit FNV-1a hash of everything a partition plan depends on: node and port layout,
+    /// links, link rates and latencies. A plan made for another fabric is rejected.
+    pub fn fingerprint(&self, forwarding_ps: u64) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |x: u64| {
+            for b in x.to_le_bytes() {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        };
+        eat(self.kind as u64);
+        eat(self.k as u64);
+        eat(self.num_hosts as u64);
+        eat(forwarding_ps);
+        for l in &self.link_classes {
+            eat(l.rate.bps);
+            eat(l.latency_ps);
+        }
+        for (i, &b) in self.port_base.iter().enumerate() {
+            eat(b as u64 ^ (i as u64) << 32);
+        }
+        for g in 0..self.port_peer_node.len() {
+            eat(self.port_peer_node[g] as u64
+                | (self.port_peer_port[g] as u64) << 32
+                | (self.port_link_class[g] as u64) << 48);
+        }
+        h
     }
 }
 
@@ -335,9 +370,8 @@ mod tests {
                         continue;
                     }
                     for pick_last in [false, true] {
-                        let (mut n, mut p) = f.peer(src, 0);
+                        let mut n = f.peer(src, 0).0;
                         let mut hops = 1;
-                        let _ = p;
                         while n != dst {
                             let port = match f.route(n, dst) {
                                 Route::Port(q) => q,
@@ -349,7 +383,7 @@ mod tests {
                                     }
                                 }
                             };
-                            (n, p) = f.peer(n, port);
+                            n = f.peer(n, port).0;
                             hops += 1;
                             assert!(hops <= 6, "loop routing {src}->{dst}");
                         }

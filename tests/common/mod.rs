@@ -23,7 +23,7 @@ pub fn run(s: &Scenario, threads: usize, partitions: u32) -> RunOutput {
         &RunOptions {
             threads,
             partitions: Some(partitions),
-            progress: false,
+            ..RunOptions::default()
         },
     )
     .expect("run succeeds")

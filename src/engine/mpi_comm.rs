@@ -1,0 +1,122 @@
+//! [`Comm`] over MPI (rsmpi). Only the main thread calls MPI (`MPI_THREAD_FUNNELED`): rayon
+//! workers process partitions between collectives and never communicate.
+
+use super::comm::Comm;
+use mpi::collective::SystemOperation;
+use mpi::datatype::{Partition, PartitionMut};
+use mpi::topology::{Communicator, Rank, SimpleCommunicator};
+use mpi::traits::*;
+use mpi::Count;
+
+pub struct MpiComm {
+    world: SimpleCommunicator,
+}
+
+impl MpiComm {
+    pub fn new(world: SimpleCommunicator) -> MpiComm {
+        MpiComm { world }
+    }
+
+    /// Ends every rank of the job at once (a failure on one rank must not leave the others
+    /// waiting in a collective).
+    pub fn abort(&self, code: i32) -> ! {
+        self.world.abort(code)
+    }
+}
+
+fn displacements(counts: &[Count]) -> Vec<Count> {
+    counts
+        .iter()
+        .scan(0, |acc, &c| {
+            let d = *acc;
+            *acc += c;
+            Some(d)
+        })
+        .collect()
+}
+
+fn count(n: usize) -> Count {
+    Count::try_from(n).expect("an MPI message above 2 GiB: use more partitions or ranks")
+}
+
+impl Comm for MpiComm {
+    fn rank(&self) -> u32 {
+        self.world.rank() as u32
+    }
+    fn ranks(&self) -> u32 {
+        self.world.size() as u32
+    }
+    fn min_u64(&self, v: u64) -> u64 {
+        let mut out = 0u64;
+        self.world
+            .all_reduce_into(&v, &mut out, SystemOperation::min());
+        out
+    }
+    fn sum_u64(&self, v: &[u64]) -> Vec<u64> {
+        let mut out = vec![0u64; v.len()];
+        self.world
+            .all_reduce_into(v, &mut out[..], SystemOperation::sum());
+        out
+    }
+    fn all_to_all_bytes(&self, send: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        let n = self.world.size() as usize;
+        assert_eq!(send.len(), n);
+        let send_counts: Vec<Count> = send.iter().map(|b| count(b.len())).collect();
+        let mut recv_counts = vec![0 as Count; n];
+        self.world
+            .all_to_all_into(&send_counts[..], &mut recv_counts[..]);
+        let send_displs = displacements(&send_counts);
+        let recv_displs = displacements(&recv_counts);
+        let flat: Vec<u8> = send.concat();
+        let total: usize = recv_counts.iter().map(|&c| c as usize).sum();
+        let mut recv = vec![0u8; total];
+        {
+            let sp = Partition::new(&flat[..], &send_counts[..], &send_displs[..]);
+            let mut rp = PartitionMut::new(&mut recv[..], &recv_counts[..], &recv_displs[..]);
+            self.world.all_to_all_varcount_into(&sp, &mut rp);
+        }
+        recv_displs
+            .iter()
+            .zip(&recv_counts)
+            .map(|(&d, &c)| recv[d as usize..(d + c) as usize].to_vec())
+            .collect()
+    }
+    fn gather_bytes(&self, mine: &[u8]) -> Option<Vec<Vec<u8>>> {
+        let root = self.world.process_at_rank(0 as Rank);
+        let len = count(mine.len());
+        if self.world.rank() == 0 {
+            let n = self.world.size() as usize;
+            let mut counts = vec![0 as Count; n];
+            root.gather_into_root(&len, &mut counts[..]);
+            let displs = displacements(&counts);
+            let mut all = vec![0u8; counts.iter().map(|&c| c as usize).sum()];
+            {
+                let mut rp = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
+                root.gather_varcount_into_root(mine, &mut rp);
+            }
+            Some(
+                displs
+                    .iter()
+                    .zip(&counts)
+                    .map(|(&d, &c)| all[d as usize..(d + c) as usize].to_vec())
+                    .collect(),
+            )
+        } else {
+            root.gather_into(&len);
+            root.gather_varcount_into(mine);
+            None
+        }
+    }
+    fn broadcast_bytes(&self, root_bytes: &[u8]) -> Vec<u8> {
+        let root = self.world.process_at_rank(0 as Rank);
+        let mut len = root_bytes.len() as u64;
+        root.broadcast_into(&mut len);
+        let mut buf = if self.world.rank() == 0 {
+            root_bytes.to_vec()
+        } else {
+            vec![0u8; len as usize]
+        };
+        root.broadcast_into(&mut buf[..]);
+        buf
+    }
+}

@@ -1,0 +1,625 @@
+//! Bad input stops the real `weft` binary cleanly: a non-zero exit code and exactly one
+//! non-empty stderr line starting with `error:` that names the field or file concerned, never
+//! a panic. Each case runs a tiny scenario (k = 4 fat tree, 8 KiB messages) in a temp folder.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use tempfile::TempDir;
+
+/// A scenario that runs in milliseconds: 16 hosts, 20 switches.
+const GOOD: &str = r#"
+seed = 1
+
+[topology]
+kind = "fat_tree"
+k = 4
+
+[workload]
+kind = "permutation"
+message_bytes = 8192
+"#;
+
+/// A valid connection matrix for the 16 hosts of `GOOD`.
+const GOOD_MATRIX: &str =
+    "Nodes 16\nConnections 2\n0->5 id 1 start 0 size 8192\n3->2 id 2 start 1000 size 4096\n";
+
+/// Writes `files` (name, contents) into a fresh temp folder.
+fn dir_with(files: &[(&str, &str)]) -> TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).expect("write test file");
+    }
+    dir
+}
+
+/// Runs `weft ARGS` in `dir`.
+fn weft(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run weft")
+}
+
+/// Asserts a clean failure: non-zero exit (not a signal), stderr exactly one non-empty line
+/// starting with `error:`, containing every needle, and no panic. Returns that line.
+fn assert_fails(case: &str, out: &Output, needles: &[&str]) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let ctx = format!(
+        "case {case}: status {:?}\nstderr:\n{stderr}\nstdout:\n{stdout}",
+        out.status
+    );
+    assert!(!stderr.contains("panicked"), "{ctx}");
+    assert!(!stderr.contains("RUST_BACKTRACE"), "{ctx}");
+    match out.status.code() {
+        Some(0) => panic!("exit code 0 on bad input; {ctx}"),
+        Some(_) => {}
+        None => panic!("killed by a signal; {ctx}"),
+    }
+    let line = stderr
+        .strip_suffix('\n')
+        .unwrap_or_else(|| panic!("stderr does not end with a newline; {ctx}"));
+    assert!(
+        !line.contains('\n') && !line.contains('\r'),
+        "stderr is more than one line; {ctx}"
+    );
+    assert!(
+        line.starts_with("error:"),
+        "stderr does not start with `error:`; {ctx}"
+    );
+    assert!(line.len() > "error: ".len(), "empty error message; {ctx}");
+    for n in needles {
+        assert!(line.contains(n), "stderr does not mention {n:?}; {ctx}");
+    }
+    line.to_string()
+}
+
+/// `weft run s.toml EXTRA...` on scenario `toml` (plus `files`) must fail naming `needles`.
+fn run_fails(case: &str, toml: &str, files: &[(&str, &str)], extra: &[&str], needles: &[&str]) {
+    let mut all = vec![("s.toml", toml)];
+    all.extend_from_slice(files);
+    let dir = dir_with(&all);
+    let mut args = vec!["run", "s.toml"];
+    args.extend_from_slice(extra);
+    assert_fails(case, &weft(dir.path(), &args), needles);
+}
+
+/// `GOOD` plus `section` appended (later TOML tables may not repeat earlier ones, so sections
+/// used here are ones `GOOD` does not have).
+fn good_plus(section: &str) -> String {
+    format!("{GOOD}\n{section}\n")
+}
+
+/// `GOOD` with `[topology]` keys replaced by `topology` (kind and k kept unless given).
+fn with_topology(topology: &str) -> String {
+    format!(
+        "seed = 1\n\n[topology]\nkind = \"fat_tree\"\n{topology}\n\n[workload]\nkind = \"permutation\"\nmessage_bytes = 8192\n"
+    )
+}
+
+// ---- The baseline is good, so every failure below is caused by what each case changes. ----
+
+#[test]
+fn good_scenario_runs() {
+    let dir = dir_with(&[("s.toml", GOOD)]);
+    let out = weft(dir.path(), &["run", "s.toml"]);
+    assert!(
+        out.status.success(),
+        "good scenario failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("16 hosts"));
+}
+
+#[test]
+fn good_matrix_scenario_runs() {
+    let toml = GOOD.replace(
+        "kind = \"permutation\"\nmessage_bytes = 8192",
+        "kind = \"matrix\"\nfile = \"m.txt\"",
+    );
+    let dir = dir_with(&[("s.toml", &toml), ("m.txt", GOOD_MATRIX)]);
+    let out = weft(dir.path(), &["run", "s.toml"]);
+    assert!(
+        out.status.success(),
+        "good matrix scenario failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+// ---- Files and TOML syntax ----
+
+#[test]
+fn missing_scenario_file() {
+    let dir = dir_with(&[]);
+    let out = weft(dir.path(), &["run", "nope.toml"]);
+    assert_fails("missing file", &out, &["nope.toml", "cannot read"]);
+}
+
+#[test]
+fn scenario_path_is_a_folder() {
+    let dir = dir_with(&[]);
+    std::fs::create_dir(dir.path().join("sub.toml")).unwrap();
+    let out = weft(dir.path(), &["run", "sub.toml"]);
+    assert_fails("folder", &out, &["sub.toml"]);
+}
+
+#[test]
+fn malformed_toml_names_the_line() {
+    // Unclosed table header on line 3 (the toml crate's message for it spans two lines).
+    run_fails(
+        "unclosed header",
+        "seed = 1\n\n[topology\nk = 4\n",
+        &[],
+        &[],
+        &["s.toml", "malformed TOML", "line 3"],
+    );
+    // An error at the very start of a line is on that line, not the one before.
+    run_fails(
+        "missing key",
+        "seed = 1\n= 4\n",
+        &[],
+        &[],
+        &["s.toml", "malformed TOML", "line 2"],
+    );
+    run_fails(
+        "unterminated string",
+        "seed = 1\n[workload]\nkind = \"perm\n",
+        &[],
+        &[],
+        &["s.toml", "malformed TOML", "line 3"],
+    );
+    run_fails(
+        "duplicate key",
+        "[topology]\nk = 4\nk = 6\n",
+        &[],
+        &[],
+        &["s.toml", "line 3", "duplicate key"],
+    );
+}
+
+// ---- Unknown keys ----
+
+#[test]
+fn unknown_top_level_key() {
+    run_fails(
+        "top-level",
+        &format!("seedz = 3\n{GOOD}"),
+        &[],
+        &[],
+        &["s.toml", "seedz", "unknown field"],
+    );
+}
+
+#[test]
+fn unknown_nested_key() {
+    run_fails(
+        "nested",
+        &with_topology("k = 4\nkk = 3"),
+        &[],
+        &[],
+        &["s.toml", "topology.kk", "unknown field"],
+    );
+    run_fails(
+        "unknown table",
+        &good_plus("[routing]\nmode = 1"),
+        &[],
+        &[],
+        &["s.toml", "routing"],
+    );
+}
+
+#[test]
+fn unknown_key_via_set() {
+    run_fails(
+        "--set unknown",
+        GOOD,
+        &[],
+        &["--set", "topology.kk=3"],
+        &["topology.kk", "unknown field", "--set topology.kk=3"],
+    );
+}
+
+#[test]
+fn set_without_equals() {
+    run_fails(
+        "--set no =",
+        GOOD,
+        &[],
+        &["--set", "topology.k"],
+        &["--set topology.k", "key=value"],
+    );
+}
+
+#[test]
+fn set_through_a_non_table() {
+    run_fails(
+        "--set into value",
+        GOOD,
+        &[],
+        &["--set", "topology.k.x=1"],
+        &["--set", "topology.k", "not a table"],
+    );
+}
+
+#[test]
+fn set_value_is_checked_like_the_file() {
+    run_fails(
+        "--set odd k",
+        GOOD,
+        &[],
+        &["--set", "topology.k=5"],
+        &["topology.k", "(got 5)", "--set topology.k=5"],
+    );
+}
+
+// ---- Types and ranges ----
+
+#[test]
+fn wrong_type() {
+    run_fails(
+        "k string",
+        &with_topology("k = \"x\""),
+        &[],
+        &[],
+        &["s.toml", "topology.k", "invalid type"],
+    );
+    run_fails(
+        "negative k",
+        &with_topology("k = -4"),
+        &[],
+        &[],
+        &["s.toml", "topology.k"],
+    );
+}
+
+#[test]
+fn k_out_of_range() {
+    for (k, case) in [(5, "odd"), (2, "too small"), (66, "too big")] {
+        run_fails(
+            case,
+            &with_topology(&format!("k = {k}")),
+            &[],
+            &[],
+            &["s.toml", "topology.k", &format!("(got {k})")],
+        );
+    }
+}
+
+#[test]
+fn bad_link_rate() {
+    for (rate, case) in [
+        ("0", "zero"),
+        ("-100", "negative"),
+        ("nan", "nan"),
+        ("1e300", "huge"),
+    ] {
+        run_fails(
+            case,
+            &with_topology(&format!("k = 4\nlink_rate_gbps = {rate}")),
+            &[],
+            &[],
+            &["s.toml", "topology.link_rate_gbps"],
+        );
+    }
+}
+
+#[test]
+fn bad_link_latency() {
+    for (lat, case) in [("-1", "negative"), ("inf", "infinite"), ("1e300", "huge")] {
+        run_fails(
+            case,
+            &with_topology(&format!("k = 4\nlink_latency_ns = {lat}")),
+            &[],
+            &[],
+            &["s.toml", "topology.link_latency_ns"],
+        );
+    }
+}
+
+#[test]
+fn bad_tier_override() {
+    run_fails(
+        "unknown tier",
+        &good_plus("[topology.tiers.spine_core]\nrate_gbps = 400"),
+        &[],
+        &[],
+        &["s.toml", "topology.tiers.spine_core", "unknown tier"],
+    );
+    run_fails(
+        "leaf-spine tier on a fat tree",
+        &good_plus("[topology.tiers.leaf_spine]\nrate_gbps = 400"),
+        &[],
+        &[],
+        &["s.toml", "topology.tiers.leaf_spine"],
+    );
+    run_fails(
+        "zero tier rate",
+        &good_plus("[topology.tiers.edge_agg]\nrate_gbps = 0"),
+        &[],
+        &[],
+        &["s.toml", "topology.tiers.edge_agg.rate_gbps", "(got 0)"],
+    );
+    run_fails(
+        "negative tier latency",
+        &good_plus("[topology.tiers.agg_core]\nlatency_ns = -3"),
+        &[],
+        &[],
+        &["s.toml", "topology.tiers.agg_core.latency_ns"],
+    );
+    run_fails(
+        "unknown tier key",
+        &good_plus("[topology.tiers.edge_agg]\nrate = 400"),
+        &[],
+        &[],
+        &["s.toml", "topology.tiers.edge_agg.rate"],
+    );
+}
+
+#[test]
+fn bad_host_load() {
+    for load in ["0", "1.5", "-0.1"] {
+        run_fails(
+            load,
+            &good_plus(&format!("[host]\nload = {load}")),
+            &[],
+            &[],
+            &["s.toml", "host.load", &format!("(got {load})")],
+        );
+    }
+}
+
+#[test]
+fn bad_switch_buffer() {
+    run_fails(
+        "smaller than a packet",
+        &good_plus("[switch]\nbuffer_bytes = 100"),
+        &[],
+        &[],
+        &["s.toml", "switch.buffer_bytes", "100"],
+    );
+    run_fails(
+        "a word",
+        &good_plus("[switch]\nbuffer_bytes = \"lots\""),
+        &[],
+        &[],
+        &["s.toml", "switch.buffer_bytes", "lots"],
+    );
+    run_fails(
+        "negative",
+        &good_plus("[switch]\nbuffer_bytes = -1"),
+        &[],
+        &[],
+        &["s.toml", "switch.buffer_bytes"],
+    );
+}
+
+#[test]
+fn bad_lb() {
+    run_fails(
+        "pipe_ports 0",
+        &good_plus("[lb]\npipe_ports = 0"),
+        &[],
+        &[],
+        &["s.toml", "lb.pipe_ports", "(got 0)"],
+    );
+    run_fails(
+        "unknown policy",
+        &good_plus("[lb]\npolicy = \"fastest\""),
+        &[],
+        &[],
+        &["s.toml", "lb.policy", "fastest"],
+    );
+    run_fails(
+        "unknown policy via --set",
+        GOOD,
+        &[],
+        &["--set", "lb.policy=fastest"],
+        &["lb.policy", "fastest"],
+    );
+}
+
+// ---- Matrix workloads ----
+
+fn matrix_scenario(file_line: &str) -> String {
+    format!("seed = 1\n\n[topology]\nkind = \"fat_tree\"\nk = 4\n\n[workload]\nkind = \"matrix\"\n{file_line}\n")
+}
+
+#[test]
+fn matrix_without_file() {
+    run_fails(
+        "no file",
+        &matrix_scenario(""),
+        &[],
+        &[],
+        &["s.toml", "workload.file", "required"],
+    );
+}
+
+#[test]
+fn matrix_file_missing() {
+    run_fails(
+        "missing matrix",
+        &matrix_scenario("file = \"nope.txt\""),
+        &[],
+        &[],
+        &["s.toml", "workload.file", "nope.txt"],
+    );
+}
+
+#[test]
+fn matrix_names_unknown_host() {
+    run_fails(
+        "host 99",
+        &matrix_scenario("file = \"m.txt\""),
+        &[(
+            "m.txt",
+            "Nodes 16\nConnections 1\n0->99 id 1 start 0 size 100\n",
+        )],
+        &[],
+        &["workload.file", "m.txt", "line 3", "99"],
+    );
+    run_fails(
+        "more nodes than hosts",
+        &matrix_scenario("file = \"m.txt\""),
+        &[(
+            "m.txt",
+            "Nodes 99\nConnections 1\n0->1 id 1 start 0 size 100\n",
+        )],
+        &[],
+        &["workload.file", "m.txt", "Nodes 99"],
+    );
+}
+
+#[test]
+fn matrix_malformed_line() {
+    run_fails(
+        "bad start",
+        &matrix_scenario("file = \"m.txt\""),
+        &[(
+            "m.txt",
+            "Nodes 16\nConnections 2\n0->1 id 1 start 0 size 100\n2->3 id 2 start soon size 100\n",
+        )],
+        &[],
+        &["workload.file", "m.txt", "line 4"],
+    );
+    run_fails(
+        "bad header",
+        &matrix_scenario("file = \"m.txt\""),
+        &[("m.txt", "Hosts 16\nConnections 0\n")],
+        &[],
+        &["workload.file", "m.txt", "line 1"],
+    );
+}
+
+// ---- Command-line options ----
+
+#[test]
+fn zero_threads() {
+    run_fails(
+        "--threads 0",
+        GOOD,
+        &[],
+        &["--threads", "0"],
+        &["--threads"],
+    );
+}
+
+#[test]
+fn too_many_partitions() {
+    // One more than `weft validate` reports the fabric can be cut into (a k = 4 fat tree has 4
+    // pods; finer plans may allow more), so the case stays right if the plan changes.
+    let dir = dir_with(&[("s.toml", GOOD)]);
+    let out = weft(dir.path(), &["validate", "s.toml"]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let max: u32 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("max partitions"))
+        .unwrap_or_else(|| panic!("no max partitions line in:\n{stdout}"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(max >= 4, "{stdout}");
+    let over = (max + 1).to_string();
+    run_fails(
+        "--partitions max + 1",
+        GOOD,
+        &[],
+        &["--partitions", &over],
+        &["--partitions", &over, &format!("({max}")],
+    );
+    run_fails(
+        "--partitions huge",
+        GOOD,
+        &[],
+        &["--partitions", "1000"],
+        &["--partitions", "1000"],
+    );
+}
+
+#[test]
+fn zero_partitions() {
+    run_fails(
+        "--partitions 0",
+        GOOD,
+        &[],
+        &["--partitions", "0"],
+        &["--partitions"],
+    );
+}
+
+#[test]
+fn cli_syntax_errors_do_not_panic() {
+    // clap's own usage errors may span several lines; they must still fail without a panic.
+    let dir = dir_with(&[("s.toml", GOOD)]);
+    let out = weft(dir.path(), &["run", "s.toml", "--threads", "abc"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && out.status.code().is_some(),
+        "{stderr}"
+    );
+    assert!(
+        stderr.starts_with("error:") && stderr.contains("--threads"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+// ---- weft validate ----
+
+#[test]
+fn validate_good_scenario_reports_size() {
+    let dir = dir_with(&[("s.toml", GOOD)]);
+    let out = weft(dir.path(), &["validate", "s.toml"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stderr: {stderr}");
+    assert!(stderr.is_empty(), "stderr: {stderr}");
+    let field = |name: &str| -> u64 {
+        let line = stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} line in:\n{stdout}"));
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    // k = 4 fat tree: k^3/4 = 16 hosts, 5k^2/4 = 20 switches, 16 + 20 * 4 = 96 ports.
+    assert_eq!(field("hosts"), 16, "{stdout}");
+    assert_eq!(field("switches"), 20, "{stdout}");
+    assert_eq!(field("ports"), 96, "{stdout}");
+}
+
+#[test]
+fn validate_bad_scenario_fails_the_same_way() {
+    let dir = dir_with(&[("s.toml", &with_topology("k = 5"))]);
+    let out = weft(dir.path(), &["validate", "s.toml"]);
+    assert_fails("validate odd k", &out, &["s.toml", "topology.k", "(got 5)"]);
+
+    let dir = dir_with(&[("s.toml", GOOD)]);
+    let out = weft(
+        dir.path(),
+        &["validate", "s.toml", "--set", "host.load=1.5"],
+    );
+    assert_fails(
+        "validate --set",
+        &out,
+        &["host.load", "--set host.load=1.5"],
+    );
+
+    let out = weft(dir.path(), &["validate", "missing.toml"]);
+    assert_fails("validate missing", &out, &["missing.toml"]);
+
+    let dir = dir_with(&[
+        ("s.toml", &matrix_scenario("file = \"m.txt\"")),
+        (
+            "m.txt",
+            "Nodes 16\nConnections 1\n0->16 id 1 start 0 size 1\n",
+        ),
+    ]);
+    let out = weft(dir.path(), &["validate", "s.toml"]);
+    assert_fails(
+        "validate bad matrix",
+        &out,
+        &["workload.file", "m.txt", "line 3"],
+    );
+}
