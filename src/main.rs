@@ -1,17 +1,25 @@
-//! The `weft` command line: parse, load the scenario, call the library.
+//! The `weft` command line: parse, load the scenario, call the library. With feature `mpi`
+//! the same binary runs standalone or as one rank of `mpirun -n N` / `srun`.
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
+use weft::engine::comm::{Comm, LocalComm};
+use weft::engine::{plan::Plan, plan_file};
+use weft::model::Model;
 use weft::report::{write_hlog, Summary};
 use weft::scenario::load_scenario;
-use weft::sim::{simulate, RunOptions};
+use weft::sim::{simulate_on, ReportedElsewhere, RunOptions};
+
+/// Most worker threads `--threads` accepts.
+const MAX_THREADS: usize = 1024;
 
 #[derive(Parser)]
 #[command(
     name = "weft",
     version,
-    about = "Packet-level parallel simulator of datacenter fabrics under AI-training traffic"
+    about = "Packet-level parallel simulator of datacenter fabrics under AI-training traffic",
+    after_help = "Examples:\n  weft run scenarios/quickstart.toml\n  weft run scenarios/quickstart.toml --set lb.policy=rsq --threads 2 --out out/\n  mpirun -n 4 weft run scenarios/quickstart.toml   (build with --features mpi)\n  weft partition scenarios/fat_tree_k64.toml --parts 64 --ranks 16 -o k64.plan"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -20,7 +28,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Run a scenario and print a summary.
+    /// Run a scenario and print a summary (rank 0 prints and writes the outputs).
     Run {
         /// Scenario file (TOML).
         scenario: PathBuf,
@@ -30,13 +38,16 @@ enum Cmd {
         /// Write summary.json and latency.hlog into this folder (created if missing).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
-        /// Worker threads; partitions run in parallel on them.
+        /// Worker threads per rank; a rank's partitions run in parallel on them.
         #[arg(long, default_value_t = 1)]
         threads: usize,
-        /// Partitions of the fabric (default: 1 with one thread, else 2 × threads up to the
-        /// number of pods/leaves).
-        #[arg(long)]
+        /// Partitions of the fabric (default: ranks × (1 with one thread, else 2 × threads),
+        /// up to one per edge switch / leaf).
+        #[arg(long, conflicts_with = "partition")]
         partitions: Option<u32>,
+        /// Use a partition plan written by `weft partition`.
+        #[arg(long, value_name = "FILE")]
+        partition: Option<PathBuf>,
         /// Print progress on stderr at most once a second (default: only when stderr is a terminal).
         #[arg(long)]
         progress: bool,
@@ -50,26 +61,103 @@ enum Cmd {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
     },
+    /// Write a partition plan (node ranges → partition → rank) for a scenario.
+    Partition {
+        scenario: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// Number of partitions.
+        #[arg(long)]
+        parts: u32,
+        /// Number of ranks (MPI processes) the plan is for.
+        #[arg(long, default_value_t = 1)]
+        ranks: u32,
+        /// Output file.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: PathBuf,
+    },
 }
 
-fn main() {
-    if let Err(e) = real_main() {
-        // One line: the chain of contexts joined, innermost last; any line breaks inside a
-        // message (e.g. from a library's error text) become "; ".
-        let msg: Vec<String> = e.chain().map(|c| c.to_string()).collect();
-        let msg = msg.join(": ");
-        let msg: Vec<&str> = msg
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect();
-        eprintln!("error: {}", msg.join("; "));
-        std::process::exit(1);
+/// The process's place in the job: a lone process, or an MPI rank.
+struct Launch {
+    #[cfg(feature = "mpi")]
+    _universe: Option<mpi::environment::Universe>,
+    comm: Box<dyn Comm>,
+}
+
+impl Launch {
+    #[cfg(not(feature = "mpi"))]
+    fn init() -> Launch {
+        Launch {
+            comm: Box::new(LocalComm),
+        }
+    }
+
+    #[cfg(feature = "mpi")]
+    fn init() -> Launch {
+        use mpi::traits::Communicator;
+        match mpi::initialize_with_threading(mpi::Threading::Funneled) {
+            Some((universe, _)) => {
+                let world = universe.world();
+                let rank = world.rank();
+                // A panic on any rank (any thread) ends the whole job at once instead of
+                // leaving the other ranks waiting in a collective.
+                let default_hook = std::panic::take_hook();
+                std::panic::set_hook(Box::new(move |info| {
+                    eprintln!("error: rank {rank}: {info}");
+                    if std::env::var_os("RUST_BACKTRACE").is_some() {
+                        default_hook(info);
+                    }
+                    mpi::topology::SimpleCommunicator::world().abort(101);
+                }));
+                Launch {
+                    comm: Box::new(weft::engine::mpi_comm::MpiComm::new(world)),
+                    _universe: Some(universe),
+                }
+            }
+            None => Launch {
+                comm: Box::new(LocalComm),
+                _universe: None,
+            },
+        }
     }
 }
 
-fn real_main() -> Result<()> {
+fn main() {
     let cli = Cli::parse();
+    let code = {
+        let launch = Launch::init();
+        let comm = &*launch.comm;
+        match real_main(cli, comm) {
+            Ok(()) => 0,
+            Err(e) => {
+                if !e.is::<ReportedElsewhere>() {
+                    // One line: the chain of contexts joined; line breaks inside a message
+                    // (e.g. from a library's error text) become "; ".
+                    let msg: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+                    let msg = msg.join(": ");
+                    let msg: Vec<&str> = msg
+                        .lines()
+                        .map(str::trim)
+                        .filter(|l| !l.is_empty())
+                        .collect();
+                    let who = if comm.rank() == 0 {
+                        String::new()
+                    } else {
+                        format!("rank {}: ", comm.rank())
+                    };
+                    eprintln!("error: {who}{}", msg.join("; "));
+                }
+                1
+            }
+        }
+        // `launch` drops here: MPI is finalized before the process exits.
+    };
+    std::process::exit(code);
+}
+
+fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
+    let root = comm.rank() == 0;
     match cli.cmd {
         Cmd::Run {
             scenario,
@@ -77,59 +165,111 @@ fn real_main() -> Result<()> {
             out,
             threads,
             partitions,
+            partition,
             progress,
             json,
         } => {
-            if threads == 0 {
-                return Err(anyhow!("--threads: must be at least 1"));
+            if threads == 0 || threads > MAX_THREADS {
+                bail!("--threads: must be from 1 to {MAX_THREADS} (got {threads})");
             }
-            let s = load_scenario(&scenario, &sets)?;
-            let output = simulate(
-                &s,
-                &RunOptions {
-                    threads,
-                    partitions,
-                    plan_file: None,
-                    progress,
-                },
-            )?;
-            let summary = Summary::new(&output, serde_json::to_value(&s)?);
-            if json {
-                print!("{}", summary.to_json());
-            } else {
-                print!("{}", summary.to_text());
+            let s = load_scenario(&scenario, &sets);
+            // Every rank reads the scenario; they agree before going on, so that a rank that
+            // cannot read it does not leave the others waiting.
+            let failed = comm.sum_u64(&[s.is_err() as u64, (s.is_err() && root) as u64]);
+            let s = match s {
+                Ok(s) if failed[0] == 0 => s,
+                Err(e) if root || failed[1] == 0 => return Err(e),
+                _ => return Err(ReportedElsewhere.into()),
+            };
+            let opts = RunOptions {
+                threads,
+                partitions,
+                plan_file: partition,
+                progress,
+            };
+            let output = simulate_on(&s, &opts, comm)?;
+            // Rank 0 writes; then every rank exits with rank 0's status.
+            let written = match output {
+                Some(output) => write_outputs(&s, &output, out.as_deref(), json),
+                None => Ok(()),
+            };
+            let ok = comm.broadcast_bytes(&[written.is_ok() as u8])[0] == 1;
+            match written {
+                Err(e) => Err(e),
+                Ok(()) if !ok => Err(ReportedElsewhere.into()),
+                Ok(()) => Ok(()),
             }
-            if let Some(dir) = out {
-                std::fs::create_dir_all(&dir)
-                    .with_context(|| format!("--out: cannot create {}", dir.display()))?;
-                let path = dir.join("summary.json");
-                std::fs::write(&path, summary.to_json())
-                    .with_context(|| format!("writing {}", path.display()))?;
-                let path = dir.join("latency.hlog");
-                let mut f = std::io::BufWriter::new(
-                    std::fs::File::create(&path)
-                        .with_context(|| format!("writing {}", path.display()))?,
-                );
-                let m = &output.metrics;
-                write_hlog(
-                    &mut f,
-                    output.end_ps,
-                    &[("latency_ns", &m.latency_ns), ("fct_ns", &m.fct_ns)],
-                )?;
-            }
-            if output.flows_incomplete > 0 {
-                eprintln!(
-                    "warning: {} of {} flows did not complete (packets dropped and host.cc = \"none\" has no loss recovery)",
-                    output.flows_incomplete, output.flows_total
-                );
-            }
-            Ok(())
         }
         Cmd::Validate { scenario, sets } => {
             let s = load_scenario(&scenario, &sets)?;
             let r = weft::validate_cmd::size_report(&s)?;
-            print!("{}", r.to_text(&s));
+            if root {
+                print!("{}", r.to_text(&s));
+            }
+            Ok(())
+        }
+        Cmd::Partition {
+            scenario,
+            sets,
+            parts,
+            ranks,
+            output,
+        } => {
+            let s = load_scenario(&scenario, &sets)?;
+            let m = Model::build(&s)?;
+            let plan = Plan::automatic(&m, parts, ranks)?;
+            if root {
+                std::fs::write(&output, plan_file::to_text(&m, &plan))
+                    .with_context(|| format!("-o {}: cannot write", output.display()))?;
+                println!(
+                    "wrote {}: {} partitions on {} ranks, lookahead {} ns, {} cut links, imbalance {:.3}",
+                    output.display(),
+                    plan.parts,
+                    plan.ranks,
+                    plan.lookahead_ps as f64 / 1000.0,
+                    plan.cut_links,
+                    plan.imbalance()
+                );
+            }
             Ok(())
         }
     }
+}
+
+fn write_outputs(
+    s: &weft::scenario::Scenario,
+    output: &weft::sim::RunOutput,
+    out: Option<&std::path::Path>,
+    json: bool,
+) -> Result<()> {
+    let summary = Summary::new(output, serde_json::to_value(s)?);
+    if json {
+        print!("{}", summary.to_json());
+    } else {
+        print!("{}", summary.to_text());
+    }
+    if let Some(dir) = out {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--out: cannot create {}", dir.display()))?;
+        let path = dir.join("summary.json");
+        std::fs::write(&path, summary.to_json())
+            .with_context(|| format!("writing {}", path.display()))?;
+        let path = dir.join("latency.hlog");
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(&path).with_context(|| format!("writing {}", path.display()))?,
+        );
+        let m = &output.metrics;
+        write_hlog(
+            &mut f,
+            output.end_ps,
+            &[("latency_ns", &m.latency_ns), ("fct_ns", &m.fct_ns)],
+        )?;
+    }
+    if output.flows_incomplete > 0 {
+        eprintln!(
+            "warning: {} of {} flows did not complete (packets dropped and host.cc = \"none\" has no loss recovery)",
+            output.flows_incomplete, output.flows_total
+        );
+    }
+    Ok(())
 }

@@ -67,9 +67,12 @@ impl Comm for MpiComm {
             .all_to_all_into(&send_counts[..], &mut recv_counts[..]);
         let send_displs = displacements(&send_counts);
         let recv_displs = displacements(&recv_counts);
-        let flat: Vec<u8> = send.concat();
+        // One spare byte in each buffer: empty Vecs share a dangling address, and MPI rejects
+        // send and receive buffers that alias.
+        let mut flat: Vec<u8> = send.concat();
+        flat.push(0);
         let total: usize = recv_counts.iter().map(|&c| c as usize).sum();
-        let mut recv = vec![0u8; total];
+        let mut recv = vec![0u8; total + 1];
         {
             let sp = Partition::new(&flat[..], &send_counts[..], &send_displs[..]);
             let mut rp = PartitionMut::new(&mut recv[..], &recv_counts[..], &recv_displs[..]);
@@ -89,7 +92,7 @@ impl Comm for MpiComm {
             let mut counts = vec![0 as Count; n];
             root.gather_into_root(&len, &mut counts[..]);
             let displs = displacements(&counts);
-            let mut all = vec![0u8; counts.iter().map(|&c| c as usize).sum()];
+            let mut all = vec![0u8; counts.iter().map(|&c| c as usize).sum::<usize>() + 1];
             {
                 let mut rp = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
                 root.gather_varcount_into_root(mine, &mut rp);
