@@ -1,0 +1,177 @@
+//! MPI ranks (feature `mpi`): byte-identical results for any ranks × threads split, merged
+//! histograms equal to the single-process ones, and prompt, clear failures. Needs `mpirun`
+//! (OpenMPI); without it the tests say so and pass, unless WEFT_REQUIRE_MPI=1 (CI sets it).
+#![cfg(feature = "mpi")]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_weft");
+
+fn mpi_available() -> bool {
+    let ok = Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        assert!(
+            std::env::var("WEFT_REQUIRE_MPI").is_err(),
+            "WEFT_REQUIRE_MPI is set but mpirun is not available"
+        );
+        eprintln!("skipped: mpirun not found (install openmpi-bin, see README)");
+    }
+    ok
+}
+
+fn mpirun(n: u32, args: &[&str]) -> Output {
+    let mut c = Command::new("timeout");
+    c.args([
+        "120",
+        "mpirun",
+        "--oversubscribe",
+        "-n",
+        &n.to_string(),
+        BIN,
+    ])
+    .args(args);
+    c.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    c.output().expect("mpirun starts")
+}
+
+fn standalone(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("weft starts")
+}
+
+fn scenario(dir: &Path) -> String {
+    let p = dir.join("s.toml");
+    std::fs::write(
+        &p,
+        "seed = 7\n[topology]\nk = 6\n[lb]\npolicy = \"rsq\"\n[workload]\nmessage_bytes = 131072\n",
+    )
+    .unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+fn outputs(dir: &Path) -> (serde_json::Value, Vec<u8>) {
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
+    (
+        summary["results"].clone(),
+        std::fs::read(dir.join("latency.hlog")).unwrap(),
+    )
+}
+
+fn error_lines(o: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| l.starts_with("error:"))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn results_are_identical_for_any_ranks_and_threads() {
+    if !mpi_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path());
+    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let o = standalone(&["run", &s, "--out", &out("ref")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let reference = outputs(&dir.path().join("ref"));
+    assert!(reference.0["flows"]["completed"].as_u64().unwrap() > 0);
+    for (n, threads) in [(1, "1"), (2, "1"), (4, "1"), (2, "2")] {
+        let name = format!("n{n}t{threads}");
+        let o = mpirun(n, &["run", &s, "--threads", threads, "--out", &out(&name)]);
+        assert!(
+            o.status.success(),
+            "mpirun -n {n}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let summary: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(dir.path().join(&name).join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            summary["run"]["ranks"], n,
+            "the job really ran on {n} ranks"
+        );
+        let got = outputs(&dir.path().join(&name));
+        assert_eq!(
+            got.0, reference.0,
+            "results differ for mpirun -n {n} --threads {threads}"
+        );
+        assert_eq!(
+            got.1, reference.1,
+            "latency.hlog differs for mpirun -n {n} --threads {threads}"
+        );
+        // Only rank 0 prints the summary.
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout).matches("CCT ").count(),
+            1
+        );
+    }
+}
+
+#[test]
+fn plan_for_another_rank_count_is_refused_promptly() {
+    if !mpi_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path());
+    let plan = dir.path().join("p.plan");
+    let o = standalone(&[
+        "partition",
+        &s,
+        "--parts",
+        "4",
+        "--ranks",
+        "2",
+        "-o",
+        plan.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The right rank count runs...
+    let o = mpirun(2, &["run", &s, "--partition", plan.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // ...a wrong one stops every rank with one message.
+    let started = std::time::Instant::now();
+    let o = mpirun(4, &["run", &s, "--partition", plan.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let errs = error_lines(&o);
+    assert_eq!(errs.len(), 1, "expected one error line, got {errs:?}");
+    assert!(
+        errs[0].contains("made for 2 ranks") && errs[0].contains("p.plan"),
+        "{errs:?}"
+    );
+    assert!(started.elapsed().as_secs() < 60, "failure was not prompt");
+}
+
+#[test]
+fn bad_scenario_and_too_many_ranks_fail_on_every_rank() {
+    if !mpi_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[topology]\nk = 7\n").unwrap();
+    let o = mpirun(2, &["run", bad.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let errs = error_lines(&o);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0].contains("topology.k"), "{errs:?}");
+
+    let s = scenario(dir.path());
+    let o = mpirun(4, &["run", &s, "--partitions", "2"]);
+    assert!(!o.status.success());
+    let errs = error_lines(&o);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].contains("more ranks (4) than partitions (2)"),
+        "{errs:?}"
+    );
+}
