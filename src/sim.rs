@@ -147,14 +147,18 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         None
     };
     let mine = plan.parts_of_rank(comm.rank());
+    let members = plan.members();
     let mut partitions: Vec<Partition> = match &pool {
         Some(pool) => pool.install(|| {
             use rayon::prelude::*;
             mine.par_iter()
-                .map(|&i| Partition::new(&m, &plan, i))
+                .map(|&i| Partition::new(&m, &plan, i, &members[i as usize]))
                 .collect()
         }),
-        None => mine.iter().map(|&i| Partition::new(&m, &plan, i)).collect(),
+        None => mine
+            .iter()
+            .map(|&i| Partition::new(&m, &plan, i, &members[i as usize]))
+            .collect(),
     };
 
     let progress_on =

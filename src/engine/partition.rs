@@ -45,13 +45,13 @@ impl Scheduler for Sink<'_> {
 }
 
 impl Partition {
-    /// Instantiates runtime state for the partition's nodes only, and their first events.
-    pub fn new(m: &Model, plan: &Plan, id: u32) -> Partition {
+    /// Instantiates runtime state for the partition's `nodes` only (from [`Plan::members`]),
+    /// and their first events.
+    pub fn new(m: &Model, plan: &Plan, id: u32, nodes: &[NodeId]) -> Partition {
         let mut queue = EventQueue::default();
-        let nodes = plan
-            .nodes_of(id)
-            .into_iter()
-            .map(|n| {
+        let nodes = nodes
+            .iter()
+            .map(|&n| {
                 if m.fabric.is_host(n) {
                     let mut h = Host::new(m, n);
                     if let Some(e) = h.initial_wake(m) {

@@ -116,10 +116,13 @@ impl Plan {
         })
     }
 
-    pub fn nodes_of(&self, part: u32) -> Vec<NodeId> {
-        (0..self.node_part.len() as u32)
-            .filter(|&n| self.node_part[n as usize] == part)
-            .collect()
+    /// Every partition's nodes in increasing id order (one pass over the nodes).
+    pub fn members(&self) -> Vec<Vec<NodeId>> {
+        let mut out = vec![Vec::new(); self.parts as usize];
+        for (n, &p) in self.node_part.iter().enumerate() {
+            out[p as usize].push(n as NodeId);
+        }
+        out
     }
 
     pub fn parts_of_rank(&self, rank: u32) -> Vec<u32> {

@@ -37,7 +37,7 @@ struct PartitionEntry {
 }
 
 fn topology_label(m: &Model) -> String {
-    format!("{:?} k={}", m.fabric.kind, m.fabric.k)
+    format!("{} k={}", m.fabric.kind.name(), m.fabric.k)
 }
 
 fn ranges(ids: &[u32]) -> String {
@@ -95,12 +95,15 @@ pub fn to_text(m: &Model, plan: &Plan) -> String {
         lookahead_ns: (plan.lookahead_ps != u64::MAX).then(|| plan.lookahead_ps as f64 / 1000.0),
         cut_links: plan.cut_links,
         imbalance: (plan.imbalance() * 1000.0).round() / 1000.0,
-        partition: (0..plan.parts)
-            .map(|p| PartitionEntry {
-                id: p,
-                rank: plan.part_rank[p as usize],
-                ports: plan.part_ports[p as usize],
-                nodes: ranges(&plan.nodes_of(p)),
+        partition: plan
+            .members()
+            .iter()
+            .enumerate()
+            .map(|(p, nodes)| PartitionEntry {
+                id: p as u32,
+                rank: plan.part_rank[p],
+                ports: plan.part_ports[p],
+                nodes: ranges(nodes),
             })
             .collect(),
     };

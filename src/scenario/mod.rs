@@ -51,6 +51,15 @@ pub enum TopologyKind {
     LeafSpine,
 }
 
+impl TopologyKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            TopologyKind::FatTree => "fat_tree",
+            TopologyKind::LeafSpine => "leaf_spine",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TopologyConfig {
