@@ -316,14 +316,16 @@ fn lower_bound_ps(m: &Model, s: &Scenario) -> u64 {
         WorkloadKind::Permutation => flows
             .iter()
             .map(|fl| {
+                let packets = m.packets_for(fl.bytes);
                 let p = BoundParams {
                     td: ser((s.packet.payload_bytes + s.packet.header_bytes) as u64),
+                    td_last: ser(m.data_size(fl.bytes, packets as u32 - 1) as u64),
                     ta: ser(s.packet.ack_bytes as u64),
                     tg: ser(s.packet.interframe_bytes as u64),
                     tp: path_latency(fl.src, fl.dst),
                     hops: f.hops(fl.src, fl.dst) as u64,
                 };
-                permutation_lower_bound_ps(m.packets_for(fl.bytes), &p)
+                permutation_lower_bound_ps(packets, &p)
             })
             .max()
             .unwrap_or(0),

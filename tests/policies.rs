@@ -120,3 +120,34 @@ fn lower_load_paces_hosts() {
     let ratio = (quarter - half) / expected;
     assert!((0.98..1.02).contains(&ratio), "pacing time off: {ratio}");
 }
+
+#[test]
+fn no_permutation_beats_its_lower_bound_at_any_message_size() {
+    // Around the model's regime changes: one packet, a short last packet, m < i1 = 78 on a
+    // k = 4 fat tree (6 hops), m = i1, m < 2·i1, and beyond.
+    let sizes = [
+        1u64,
+        4096,
+        4097,
+        3 * 4096 + 1,
+        64 * 4096,
+        77 * 4096,
+        78 * 4096,
+        79 * 4096 + 5,
+        160 * 4096,
+    ];
+    for policy in LbPolicy::ALL {
+        for (kind, k) in [(TopologyKind::FatTree, 4), (TopologyKind::LeafSpine, 4)] {
+            for &bytes in &sizes {
+                let s = scenario(kind, k, policy, bytes);
+                let o = run(&s, 1, 1);
+                let cct = o.cct_ps().expect("complete");
+                assert!(
+                    cct >= o.cct_lower_bound_ps,
+                    "{policy:?} {kind:?} {bytes} B: CCT {cct} < bound {}",
+                    o.cct_lower_bound_ps
+                );
+            }
+        }
+    }
+}

@@ -5,17 +5,24 @@
 //! receives. Three modes: data only until the first data packet has arrived, then data and
 //! ACKs interleaved, then ACKs only.
 //!
-//! Choices where the model is silent (documented in README):
-//! - m < i1 (the host finished its own data before the first arrival): i2 is clamped to 1 so
-//!   mode 2 covers at least the first ACK, and mode 3's look-back term is used only when the
-//!   packet it refers to exists (i − (i1 − 1) ≥ 1);
-//! - the serialization times use the host link's rate, as the model assumes one rate.
+//! Where the model is silent (SEEDS: "if m < 2·i1 the modes overlap: define the bound
+//! sensibly"), weft takes the larger of the model and a data-limited bound that always holds:
+//! the source sends its m packets back to back, the last one crosses H hops store-and-forward,
+//! and its ACK crosses H hops back. For m < i1 (the receiver has finished its own data before
+//! the first arrival, so the model's mode structure does not apply) only the data-limited
+//! bound is used; inside the model, mode 3's look-back term is used only when the packet it
+//! refers to exists. A short last packet enters the data-limited bound with its own size, and
+//! the model is then applied to the m − 1 full packets. Serialization times use the host
+//! link's rate, as the model assumes one rate. (Documented in README, "Outputs".)
 
 /// Times of the model, all in ps.
 #[derive(Clone, Copy, Debug)]
 pub struct BoundParams {
     /// Data packet serialization (payload + header), without the gap.
     pub td: u64,
+    /// Serialization of the flow's last data packet (shorter when the message is not a
+    /// multiple of the payload).
+    pub td_last: u64,
     /// ACK serialization, without the gap.
     pub ta: u64,
     /// Inter-frame gap serialization.
@@ -26,18 +33,36 @@ pub struct BoundParams {
     pub hops: u64,
 }
 
-/// `tack_m` of the appendix-A model for a flow of `m` packets, in ps.
+impl BoundParams {
+    /// i1: the packet the receiver is sending when the first data packet arrives.
+    fn i1(&self) -> u64 {
+        (self.tp + (self.hops - 1) * self.td).div_ceil(self.td + self.tg) + 1
+    }
+}
+
+/// The CCT lower bound of one flow of `m` packets, in ps (see the module comment).
 pub fn permutation_lower_bound_ps(m: u64, p: &BoundParams) -> u64 {
     if m == 0 {
         return 0;
     }
-    assert!(p.hops >= 1);
+    assert!(p.hops >= 1 && p.td_last <= p.td);
+    let data_limited = (m - 1) * (p.td + p.tg) + p.hops * p.td_last + p.tp + p.hops * p.ta + p.tp;
+    let full = if p.td_last == p.td { m } else { m - 1 };
+    if full < p.i1() {
+        return data_limited;
+    }
+    data_limited.max(appendix_a_ps(full, p))
+}
+
+/// `tack_m` of the appendix-A model for `m ≥ i1` packets of equal size, in ps.
+pub fn appendix_a_ps(m: u64, p: &BoundParams) -> u64 {
+    let i1 = p.i1();
+    assert!(m >= i1, "the appendix-A model needs m >= i1 ({m} < {i1})");
     let td2 = p.td + p.tg;
     let ta2 = p.ta + p.tg;
-    let i1 = (p.tp + (p.hops - 1) * p.td).div_ceil(td2) + 1;
     let t1 = p.tp + p.hops * p.td;
     let t_i1 = t1 + (i1 - 1) * td2;
-    let i2 = (m + 1).saturating_sub(i1).max(1);
+    let i2 = m - i1 + 1;
     // tack[i - 1] for i = 1..=m
     let mut tack = Vec::with_capacity(m as usize);
     tack.push(t_i1 + ta2);
@@ -72,6 +97,7 @@ mod tests {
     // t_i1 = 40 + 3*11 = 73; tack_1 = 76.
     const P: BoundParams = BoundParams {
         td: 10,
+        td_last: 10,
         ta: 2,
         tg: 1,
         tp: 20,
@@ -79,22 +105,30 @@ mod tests {
     };
 
     #[test]
-    fn one_packet() {
-        assert_eq!(permutation_lower_bound_ps(1, &P), 76);
-    }
-
-    #[test]
-    fn mode_two_then_three() {
-        // m = 6: i2 = 6 - 4 + 1 = 3. tack_2 = 76 + 14 = 90, tack_3 = 104.
+    fn appendix_model_by_hand() {
+        assert_eq!(P.i1(), 4);
+        // m = 4: i2 = 1. tack_2 = max(76 + 3, no look-back: 2 + 1 - 4 < 1) = 79;
+        // tack_3 = 82 (look-back j = 0: none); tack_4: j = 1 → max(85, 76 + 3 + 20 = 99) = 99.
+        assert_eq!(appendix_a_ps(4, &P), 99);
+        // m = 6: i2 = 3. tack_2 = 76 + 14 = 90, tack_3 = 104.
         // i = 4: max(104 + 3, tack_1 + 1*3 + 20 = 99) = 107
         // i = 5: max(104 + 6 = 110, tack_2 + 23 = 113) = 113
         // i = 6: max(104 + 9 = 113, tack_3 + 23 = 127) = 127
+        assert_eq!(appendix_a_ps(6, &P), 127);
+    }
+
+    #[test]
+    fn short_flows_use_the_data_limited_bound() {
+        // (m - 1) * 11 + 2 * 10 + 20 + 2 * 2 + 20
+        assert_eq!(permutation_lower_bound_ps(1, &P), 64);
+        assert_eq!(permutation_lower_bound_ps(3, &P), 86);
+        // m = 6: data-limited 119 < model 127.
         assert_eq!(permutation_lower_bound_ps(6, &P), 127);
-        assert_eq!(permutation_lower_bound_ps(3, &P), {
-            // m = 3 < i1: i2 = 1. tack_2 = max(76 + 3, no look-back since 2 - 3 < 1) = 79
-            // tack_3: j = 3 + 1 - 4 = 0 → none: 76 + 6 = 82
-            82
-        });
+        // A short last packet (td_last = 4): data-limited 55 + 8 + 20 + 4 + 20 = 107; the model
+        // runs on the 5 full packets: i2 = 2, tack_2 = 90, tack_3 = 93, tack_4 = max(96, 99)
+        // = 99, tack_5 = max(99, 90 + 23 = 113) = 113.
+        let short = BoundParams { td_last: 4, ..P };
+        assert_eq!(permutation_lower_bound_ps(6, &short), 113);
     }
 
     #[test]
@@ -105,12 +139,31 @@ mod tests {
     }
 
     #[test]
+    fn monotone_in_packets() {
+        let p = BoundParams {
+            td: 41_580,
+            td_last: 41_580,
+            ta: 640,
+            tg: 200,
+            tp: 3_000_000,
+            hops: 6,
+        };
+        let mut last = 0;
+        for m in 1..400 {
+            let b = permutation_lower_bound_ps(m, &p);
+            assert!(b > last, "m = {m}");
+            last = b;
+        }
+    }
+
+    #[test]
     fn ofan_default_setup_is_close_to_line_rate() {
         // 1 MB at 800 Gb/s: 256 packets of 4158 B + ACKs. The bound must exceed sending all
         // data plus one propagation, and stay below sending all data and ACKs plus a round
         // trip of store-and-forward delays.
         let p = BoundParams {
             td: 41_580,
+            td_last: 41_580,
             ta: 640,
             tg: 200,
             tp: 3_000_000,

@@ -66,11 +66,10 @@ impl Switch {
             ),
         };
         let port = &mut self.ports[p as usize];
-        if port.queued_bytes >= m.ecn_threshold_bytes && !pkt.ecn {
-            pkt.ecn = true;
-            port.stats.ecn_marks += 1;
-            c.ecn_marked += 1;
-        }
+        // ECN marks data packets on arrival at a port holding at least the threshold (DCTCP
+        // style); a packet that is then dropped is not counted as marked.
+        let mark = pkt.is_data() && !pkt.ecn && port.queued_bytes >= m.ecn_threshold_bytes;
+        pkt.ecn |= mark;
         if !port.enqueue(pkt, now_ps, m.buffer_bytes) {
             if pkt.is_data() {
                 c.data_dropped += 1;
@@ -78,6 +77,10 @@ impl Switch {
                 c.acks_dropped += 1;
             }
             return;
+        }
+        if mark {
+            port.stats.ecn_marks += 1;
+            c.ecn_marked += 1;
         }
         if !port.busy {
             start_tx(m, self.id, p, port, now_ps, out);

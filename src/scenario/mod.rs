@@ -175,7 +175,8 @@ impl<'de> Deserialize<'de> for BufferBytes {
 #[serde(deny_unknown_fields, default)]
 pub struct SwitchConfig {
     pub buffer_bytes: BufferBytes,
-    /// Queue depth above which departing packets are ECN-marked (recorded for CC).
+    /// A data packet arriving at a port that already holds at least this many bytes is
+    /// ECN-marked (counted now; congestion control will use it).
     pub ecn_threshold_bytes: u64,
     /// Fixed delay from a packet's arrival to its enqueue at the output port.
     pub forwarding_latency_ns: f64,

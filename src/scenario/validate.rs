@@ -106,8 +106,9 @@ impl Scenario {
         }
 
         let load = self.host.load;
-        if !(load > 0.0 && load <= 1.0) {
-            bail!("host.load: must be in (0, 1] (got {load})");
+        // Pacing is computed in parts per million of line rate.
+        if !(load >= 1e-6 && load <= 1.0) {
+            bail!("host.load: must be in [0.000001, 1] (got {load})");
         }
 
         let w = &self.workload;
