@@ -68,7 +68,7 @@ impl Partition {
             queue,
             nodes,
             outbox: vec![Vec::new(); plan.parts as usize],
-            metrics: Metrics::default(),
+            metrics: Metrics::recording(),
         }
     }
 

@@ -58,11 +58,25 @@ impl Counters {
 /// Largest value a histogram tracks: one hour, in ns. Larger values are clamped to it.
 pub const HISTOGRAM_MAX_NS: u64 = 3_600_000_000_000;
 
-/// Histograms are in nanoseconds with 3 significant digits and fixed bounds, so that every
-/// partition's and rank's histogram has the same layout and merged histograms serialize to the
-/// same bytes however they were merged.
+/// A histogram for merged results: nanoseconds, 3 significant digits, fixed bounds, so that
+/// every rank's merged histogram has the same layout and serializes to the same bytes however
+/// the run was partitioned (about 0.5 MB each).
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HISTOGRAM_MAX_NS, 3).expect("valid histogram bounds")
+}
+
+/// A histogram for recording in one partition: same precision, but it grows only as far as
+/// the values recorded need (many partitions must not each hold a full-range histogram).
+fn new_recording_histogram() -> Histogram<u64> {
+    let mut h = Histogram::new(3).expect("3 significant digits is valid");
+    h.auto(true);
+    h
+}
+
+/// Records `ns`, clamped to [`HISTOGRAM_MAX_NS`].
+#[inline]
+pub fn record_ns(h: &mut Histogram<u64>, ns: u64) {
+    h.saturating_record(ns.min(HISTOGRAM_MAX_NS));
 }
 
 pub struct Metrics {
@@ -84,6 +98,15 @@ impl Default for Metrics {
 }
 
 impl Metrics {
+    /// Metrics of one partition (growing histograms; merge them into a `Metrics::default()`).
+    pub fn recording() -> Metrics {
+        Metrics {
+            counters: Counters::new(),
+            latency_ns: new_recording_histogram(),
+            fct_ns: new_recording_histogram(),
+        }
+    }
+
     pub fn merge(&mut self, o: &Metrics) {
         self.counters.merge(&o.counters);
         self.latency_ns

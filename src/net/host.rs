@@ -120,9 +120,7 @@ impl Host {
         match pkt.kind {
             PacketKind::Data => {
                 c.data_delivered += 1;
-                mx.latency_ns
-                    .record((now_ps - pkt.sent_ps) / PS_PER_NS)
-                    .expect("auto-resize");
+                crate::metrics::record_ns(&mut mx.latency_ns, (now_ps - pkt.sent_ps) / PS_PER_NS);
                 let entropy = self.entropy_for(m, pkt.entropy);
                 let via = self.via_for(m, pkt.src, 1);
                 self.acks.push_back(Packet {
@@ -150,9 +148,7 @@ impl Host {
                 );
                 if s.acked == s.packets {
                     let start = m.workload.flow(pkt.flow).start_ps;
-                    mx.fct_ns
-                        .record((now_ps - start) / PS_PER_NS)
-                        .expect("auto-resize");
+                    crate::metrics::record_ns(&mut mx.fct_ns, (now_ps - start) / PS_PER_NS);
                     c.flows_completed += 1;
                     c.last_ack_ps = c.last_ack_ps.max(now_ps);
                 }
