@@ -41,8 +41,8 @@ enum Cmd {
         /// Worker threads per rank; a rank's partitions run in parallel on them.
         #[arg(long, default_value_t = 1)]
         threads: usize,
-        /// Partitions of the fabric (default: ranks × (1 with one thread, else 2 × threads),
-        /// up to one per edge switch / leaf).
+        /// Partitions of the fabric (default: one per 256 hosts, at least 2 per thread, a
+        /// multiple of ranks × threads, at most one per edge switch / leaf).
         #[arg(long, conflicts_with = "partition")]
         partitions: Option<u32>,
         /// Use a partition plan written by `weft partition`.

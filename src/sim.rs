@@ -96,9 +96,27 @@ struct RankReport {
     peak_rss_bytes: u64,
 }
 
+/// Hosts per partition the automatic choice aims at: smaller partitions keep each event
+/// queue and its nodes' state in cache (measured on k = 16 and k = 32 permutations with one
+/// thread: 1.8x and 3x faster than one partition), while windows cost little with a 500 ns
+/// lookahead.
+const HOSTS_PER_PARTITION: u32 = 256;
+
+/// The automatic partition count: enough partitions for locality (one per
+/// [`HOSTS_PER_PARTITION`] hosts) and for load balance (2 per worker thread when a rank has
+/// several threads), rounded up to a multiple of ranks × threads, at most one per edge switch
+/// or leaf, and at least one per rank.
 pub fn default_partitions(m: &Model, threads: usize, ranks: u32) -> u32 {
-    let per_rank = if threads <= 1 { 1 } else { 2 * threads as u32 };
-    (per_rank * ranks).min(Plan::max_parts(m)).max(ranks)
+    let workers = ranks * threads as u32;
+    let balance = if threads > 1 { 2 * workers } else { workers };
+    let want = m
+        .fabric
+        .num_hosts
+        .div_ceil(HOSTS_PER_PARTITION)
+        .max(balance);
+    (want.div_ceil(workers) * workers)
+        .min(Plan::max_parts(m))
+        .max(ranks)
 }
 
 /// Runs a scenario in this process alone.
