@@ -370,7 +370,7 @@ fn lower_bound_ps(m: &Model, s: &Scenario) -> u64 {
 }
 
 /// Progress on stderr (rank 0): simulated time, events/s, and an estimate of the wall time
-/// left from the fraction of data packets acknowledged, at most once a second.
+/// left from the fraction of data packets sent and acknowledged, at most once a second.
 struct Progress {
     enabled: bool,
     total_packets: u64,
@@ -396,14 +396,15 @@ impl Progress {
         }
         self.last = Instant::now();
         let elapsed = self.start.elapsed().as_secs_f64();
-        let done = p.acks_delivered as f64 / self.total_packets.max(1) as f64;
+        // Work done: data packets sent and acknowledged, out of twice the packets to send.
+        let done = (p.data_sent + p.acks_delivered) as f64 / (2 * self.total_packets.max(1)) as f64;
         let left = if done > 0.0 {
             format!("~{:.0} s left", elapsed * (1.0 - done) / done)
         } else {
             "? s left".into()
         };
         eprint!(
-            "\r[weft] sim {:.3} us | {:.2} M events/s | {:.1} % acknowledged | {:.0} s elapsed, {left}   ",
+            "\r[weft] sim {:.3} us | {:.2} M events/s | {:.1} % done | {:.0} s elapsed, {left}   ",
             p.sim_ps as f64 / 1e6,
             p.events as f64 / elapsed / 1e6,
             done * 100.0,
