@@ -102,7 +102,7 @@ pub fn run(
         }
         let exchange_start = Instant::now();
         stats.process_wall_s += (exchange_start - work_start).as_secs_f64();
-        stats.messages += exchange_local(parts, &local_index, plan, &mut to_rank);
+        stats.messages += exchange_local(parts, &local_index, plan, &mut to_rank, pool);
         if ranks > 1 {
             exchange_remote(parts, &local_index, plan, comm, &mut to_rank, &mut stats);
         }
@@ -124,28 +124,42 @@ pub fn run(
     stats
 }
 
-/// Moves outbox events to partitions of this rank; events for other ranks go to `to_rank`.
-/// Outbox buffers keep their capacity for the next window. Returns the events moved.
+/// Moves outbox events to partitions of this rank (inserting in parallel, one destination
+/// partition per task); events for other ranks go to `to_rank`. Returns the events moved.
 fn exchange_local(
     parts: &mut [Partition],
     local_index: &[usize],
     plan: &Plan,
     to_rank: &mut [Vec<Event>],
+    pool: Option<&rayon::ThreadPool>,
 ) -> u64 {
     let mut moved = 0;
-    for src in 0..parts.len() {
-        for dst in 0..plan.parts as usize {
-            if parts[src].outbox[dst].is_empty() {
+    let mut incoming: Vec<Vec<Vec<Event>>> = (0..parts.len()).map(|_| Vec::new()).collect();
+    for src in parts.iter_mut() {
+        for (dst, out) in src.outbox.iter_mut().enumerate() {
+            if out.is_empty() {
                 continue;
             }
-            let mut batch = std::mem::take(&mut parts[src].outbox[dst]);
-            moved += batch.len() as u64;
+            moved += out.len() as u64;
             match local_index[dst] {
-                usize::MAX => to_rank[plan.part_rank[dst] as usize].append(&mut batch),
-                d => batch.drain(..).for_each(|ev| parts[d].queue.push(ev)),
+                usize::MAX => to_rank[plan.part_rank[dst] as usize].append(out),
+                d => incoming[d].push(std::mem::take(out)),
             }
-            parts[src].outbox[dst] = batch;
         }
+    }
+    let insert = |(p, batches): (&mut Partition, &mut Vec<Vec<Event>>)| {
+        for batch in batches.drain(..) {
+            batch.into_iter().for_each(|ev| p.queue.push(ev));
+        }
+    };
+    match pool {
+        Some(pool) if parts.len() > 1 => pool.install(|| {
+            parts
+                .par_iter_mut()
+                .zip(incoming.par_iter_mut())
+                .for_each(insert)
+        }),
+        _ => parts.iter_mut().zip(incoming.iter_mut()).for_each(insert),
     }
     moved
 }
