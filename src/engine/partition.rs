@@ -10,6 +10,8 @@ use crate::net::link::Scheduler;
 use crate::net::switch::Switch;
 use crate::topology::NodeId;
 
+// Hosts are most nodes, so boxing the larger `Host` variant would only add an indirection.
+#[allow(clippy::large_enum_variant)]
 pub enum Node {
     Host(Host),
     Switch(Switch),

@@ -107,7 +107,7 @@ impl Scenario {
 
         let load = self.host.load;
         // Pacing is computed in parts per million of line rate.
-        if !(load >= 1e-6 && load <= 1.0) {
+        if !(1e-6..=1.0).contains(&load) {
             bail!("host.load: must be in [0.000001, 1] (got {load})");
         }
 
