@@ -10,7 +10,7 @@ fn results_do_not_depend_on_threads_or_partitions() {
         for (kind, k) in [(TopologyKind::FatTree, 4), (TopologyKind::LeafSpine, 8)] {
             let s = scenario(kind, k, policy, 64 * 1024);
             let reference = results(&s, 1, 1);
-            for (threads, parts) in [(2, 2), (2, 4), (1, 4), (2, 3)] {
+            for (threads, parts) in [(2, 2), (2, 4), (1, 4), (2, 3), (2, 8), (1, 7)] {
                 let r = results(&s, threads, parts);
                 assert_eq!(
                     r, reference,
@@ -73,4 +73,22 @@ fn cli_outputs_are_identical_across_threads() {
         ));
     }
     assert_eq!(outs[0], outs[1]);
+}
+
+#[test]
+fn drops_and_incomplete_flows_are_deterministic_too() {
+    let mut s = scenario(TopologyKind::FatTree, 6, LbPolicy::Rsq, 200_000);
+    s.switch.buffer_bytes = weft::scenario::BufferBytes::Bytes(3 * 4158);
+    let reference = results(&s, 1, 1);
+    assert!(
+        reference["packets"]["dropped"].as_u64().unwrap() > 0,
+        "the case must drop"
+    );
+    for (threads, parts) in [(2, 6), (2, 18), (1, 5)] {
+        assert_eq!(
+            results(&s, threads, parts),
+            reference,
+            "threads {threads}, partitions {parts}"
+        );
+    }
 }
