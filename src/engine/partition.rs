@@ -175,17 +175,4 @@ impl Partition {
             })
             .sum()
     }
-
-    pub fn lb_pointers(&self) -> usize {
-        self.nodes
-            .iter()
-            .map(|n| {
-                if let Node::Switch(s) = n {
-                    s.lb_pointer_count()
-                } else {
-                    0
-                }
-            })
-            .sum()
-    }
 }

@@ -117,15 +117,6 @@ impl SwitchLb {
             _ => 0,
         }
     }
-
-    /// LB pointers this switch holds.
-    pub fn pointer_count(&self) -> usize {
-        match self {
-            SwitchLb::Ofan(o) => o.pointer_count(),
-            SwitchLb::SimpleRr(_) => 1,
-            _ => 0,
-        }
-    }
 }
 
 /// Ingress ports per pipe: all of them for Ofan, `pipe_ports` for pOfan.

@@ -95,6 +95,16 @@ mod tests {
     // Hand-computed: td = 10, ta = 2, tg = 1, tp = 20, H = 2.
     // T'd = 11, T'a = 3; i1 = ceil((20 + 10)/11) + 1 = 4; t1 = 20 + 20 = 40;
     // t_i1 = 40 + 3*11 = 73; tack_1 = 76.
+    /// The Ofan paper's set-up: 4158 B data and 64 B ACKs at 800 Gb/s, 20 B gaps, 6 hops of 0.5 us.
+    const OFAN_DEFAULTS: BoundParams = BoundParams {
+        td: 41_580,
+        td_last: 41_580,
+        ta: 640,
+        tg: 200,
+        tp: 3_000_000,
+        hops: 6,
+    };
+
     const P: BoundParams = BoundParams {
         td: 10,
         td_last: 10,
@@ -140,14 +150,7 @@ mod tests {
 
     #[test]
     fn monotone_in_packets() {
-        let p = BoundParams {
-            td: 41_580,
-            td_last: 41_580,
-            ta: 640,
-            tg: 200,
-            tp: 3_000_000,
-            hops: 6,
-        };
+        let p = OFAN_DEFAULTS;
         let mut last = 0;
         for m in 1..400 {
             let b = permutation_lower_bound_ps(m, &p);
@@ -161,14 +164,7 @@ mod tests {
         // 1 MB at 800 Gb/s: 256 packets of 4158 B + ACKs. The bound must exceed sending all
         // data plus one propagation, and stay below sending all data and ACKs plus a round
         // trip of store-and-forward delays.
-        let p = BoundParams {
-            td: 41_580,
-            td_last: 41_580,
-            ta: 640,
-            tg: 200,
-            tp: 3_000_000,
-            hops: 6,
-        };
+        let p = OFAN_DEFAULTS;
         let b = permutation_lower_bound_ps(256, &p);
         assert!(b > 256 * 41_780 + 3_000_000, "{b}");
         assert!(

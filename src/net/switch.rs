@@ -36,10 +36,6 @@ impl Switch {
         }
     }
 
-    pub fn lb_pointer_count(&self) -> usize {
-        self.lb.pointer_count()
-    }
-
     #[inline]
     pub fn on_arrive<S: Scheduler>(
         &mut self,
