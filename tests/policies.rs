@@ -151,3 +151,29 @@ fn no_permutation_beats_its_lower_bound_at_any_message_size() {
         }
     }
 }
+
+#[test]
+fn latency_and_fct_histograms_hold_physical_values() {
+    // k = 4 fat tree, 800 Gb/s, 500 ns links: the shortest path (2 hops) takes at least
+    // 2 x (41.58 ns serialization + 500 ns); the longest flow ends at the CCT.
+    for policy in [LbPolicy::Ofan, LbPolicy::Rps] {
+        for (threads, parts) in [(1, 1), (2, 8)] {
+            let s = scenario(TopologyKind::FatTree, 4, policy, 300_000);
+            let o = run(&s, threads, parts);
+            let lat = &o.metrics.latency_ns;
+            assert!(
+                lat.min() >= 1_083,
+                "{policy:?}: min latency {} ns is below physics",
+                lat.min()
+            );
+            assert!(lat.value_at_quantile(0.5) >= 1_083 && lat.max() >= lat.value_at_quantile(0.5));
+            let cct_ns = o.cct_ps().unwrap() as f64 / 1000.0;
+            let fct_max = o.metrics.fct_ns.max() as f64;
+            assert!(
+                (fct_max - cct_ns).abs() <= cct_ns * 0.002,
+                "{policy:?}: max FCT {fct_max} vs CCT {cct_ns}"
+            );
+            assert!((lat.max() as f64) < cct_ns);
+        }
+    }
+}

@@ -127,13 +127,13 @@ impl Summary {
             "packets: data {} sent / {} delivered, acks {} sent, dropped {}, in flight {}\n",
             p["data_sent"], p["data_delivered"], p["acks_sent"], p["dropped"], p["in_flight"]
         );
-        s += "stage          max_bytes  max_pkts  avg_pkts  utilization\n";
+        s += "stage          max_bytes  max_pkts  avg_pkts utilization\n";
         for (name, q) in r["queues"].as_object().expect("object") {
             s += &format!(
                 "{:<14} {:>9} {:>9} {:>9.3} {:>11.3}\n",
                 name,
-                q["max_bytes"],
-                q["max_pkts"],
+                q["max_bytes"].as_u64().unwrap_or(0),
+                q["max_pkts"].as_u64().unwrap_or(0),
                 q["avg_pkts"].as_f64().unwrap_or(0.0),
                 r["utilization"][name].as_f64().unwrap_or(0.0)
             );
