@@ -177,3 +177,30 @@ fn latency_and_fct_histograms_hold_physical_values() {
         }
     }
 }
+
+#[test]
+fn a_line_rate_train_on_an_idle_path_never_queues() {
+    // One 10-packet flow across pods: each packet leaves a port at the instant the next one
+    // arrives, so no port ever holds more than one packet, and a one-packet buffer drops
+    // nothing (departures are processed before simultaneous arrivals).
+    let dir = tempfile::tempdir().unwrap();
+    let cm = dir.path().join("one.cm");
+    std::fs::write(
+        &cm,
+        "Nodes 16\nConnections 1\n0->15 id 1 start 0 size 40960\n",
+    )
+    .unwrap();
+    let mut s = scenario(TopologyKind::FatTree, 4, LbPolicy::Ecmp, 1);
+    s.workload.kind = WorkloadKind::Matrix;
+    s.workload.file = Some(cm);
+    s.switch.buffer_bytes = BufferBytes::Bytes(4158);
+    let o = run(&s, 1, 1);
+    check_complete(&o, "one flow");
+    for (name, st) in o.stage_names.iter().zip(&o.stages) {
+        assert!(
+            st.max_pkts <= 1,
+            "{name}: {} packets queued on an idle path",
+            st.max_pkts
+        );
+    }
+}

@@ -1,8 +1,11 @@
 //! Events and the per-partition event queue.
 //!
 //! Order is `(time_ps, tie)` where `tie` depends only on the model, never on the partitioning
-//! or on insertion order: arrivals first (keyed by the id of the link they travel), then
-//! transmission ends (keyed by port id), then host wake-ups (keyed by node id). Two pending
+//! or on insertion order: transmission ends first (keyed by port id), then arrivals (keyed by
+//! the id of the link they travel), then host wake-ups (keyed by node id). Departures before
+//! arrivals, the usual queueing convention: a packet arriving at the instant the previous one
+//! leaves finds the port holding only what is really still there (with arrivals first, a
+//! line-rate train looked like a queue of two and a one-packet buffer dropped). Two pending
 //! events never share a key except duplicate wake-ups of one host, which are identical.
 
 use crate::net::Packet;
@@ -37,14 +40,14 @@ impl Event {
     pub fn arrive(time_ps: u64, link_id: u32, node: u32, in_port: u16, pkt: Packet) -> Event {
         Event {
             time_ps,
-            tie: link_id as u64,
+            tie: (1 << CLASS_SHIFT) | link_id as u64,
             what: What::Arrive { node, in_port, pkt },
         }
     }
     pub fn tx_done(time_ps: u64, port_id: u32, node: u32, port: u16) -> Event {
         Event {
             time_ps,
-            tie: (1 << CLASS_SHIFT) | port_id as u64,
+            tie: port_id as u64,
             what: What::TxDone { node, port },
         }
     }
