@@ -155,7 +155,8 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         Err(e) if root || failed[1] == 0 => return Err(e),
         Err(_) => return Err(ReportedElsewhere.into()),
     };
-    let pool = if opts.threads > 1 {
+    // Multi-rank runs always get a pool: the exchange between ranks encodes and decodes on it.
+    let pool = if opts.threads > 1 || comm.ranks() > 1 {
         Some(
             rayon::ThreadPoolBuilder::new()
                 .num_threads(opts.threads)

@@ -104,7 +104,15 @@ pub fn run(
         stats.process_wall_s += (exchange_start - work_start).as_secs_f64();
         stats.messages += exchange_local(parts, &local_index, plan, &mut to_rank, pool);
         if ranks > 1 {
-            exchange_remote(parts, &local_index, plan, comm, &mut to_rank, &mut stats);
+            exchange_remote(
+                parts,
+                &local_index,
+                plan,
+                comm,
+                &mut to_rank,
+                &mut stats,
+                pool,
+            );
         }
         stats.windows += 1;
         if progress {
@@ -164,6 +172,9 @@ fn exchange_local(
     moved
 }
 
+/// Sends `to_rank`'s batches to their ranks (bincode, one all-to-all) and inserts what
+/// arrives into this rank's partitions. Encoding, decoding and insertion run in parallel
+/// (per destination rank, per source rank, per partition); only the all-to-all is serial.
 fn exchange_remote(
     parts: &mut [Partition],
     local_index: &[usize],
@@ -171,36 +182,52 @@ fn exchange_remote(
     comm: &dyn Comm,
     to_rank: &mut [Vec<Event>],
     stats: &mut LoopStats,
+    pool: Option<&rayon::ThreadPool>,
 ) {
-    let send: Vec<Vec<u8>> = to_rank
-        .iter_mut()
-        .map(|evs| {
-            stats.remote_messages += evs.len() as u64;
-            let bytes = if evs.is_empty() {
-                Vec::new()
-            } else {
-                bincode::serde::encode_to_vec(&*evs, bincode_config()).expect("events encode")
-            };
-            evs.clear();
-            stats.remote_bytes += bytes.len() as u64;
-            bytes
-        })
-        .collect();
-    for bytes in comm.all_to_all_bytes(&send) {
-        if bytes.is_empty() {
-            continue;
-        }
-        let (evs, _): (Vec<Event>, usize) =
-            bincode::serde::decode_from_slice(&bytes, bincode_config())
-                .expect("events from a rank of the same build decode");
-        for ev in evs {
+    let pool = pool.expect("a multi-rank run has a thread pool (of one thread with --threads 1)");
+    stats.remote_messages += to_rank.iter().map(|evs| evs.len() as u64).sum::<u64>();
+    let mut send: Vec<Vec<u8>> = Vec::new();
+    pool.install(|| {
+        send = to_rank
+            .par_iter_mut()
+            .map(|evs| {
+                let bytes = if evs.is_empty() {
+                    Vec::new()
+                } else {
+                    bincode::serde::encode_to_vec(&*evs, bincode_config()).expect("events encode")
+                };
+                evs.clear();
+                bytes
+            })
+            .collect();
+    });
+    stats.remote_bytes += send.iter().map(|b| b.len() as u64).sum::<u64>();
+    let received = comm.all_to_all_bytes(&send);
+    let mut incoming: Vec<Vec<Event>> = (0..parts.len()).map(|_| Vec::new()).collect();
+    pool.install(|| {
+        let decoded: Vec<Vec<Event>> = received
+            .par_iter()
+            .filter(|b| !b.is_empty())
+            .map(|bytes| {
+                bincode::serde::decode_from_slice::<Vec<Event>, _>(bytes, bincode_config())
+                    .expect("events from a rank of the same build decode")
+                    .0
+            })
+            .collect();
+        for ev in decoded.into_iter().flatten() {
             let p = plan.node_part[ev.node() as usize] as usize;
             let l = local_index[p];
             assert!(
                 l != usize::MAX,
                 "received an event for partition {p}, which is not on this rank"
             );
-            parts[l].queue.push(ev);
+            incoming[l].push(ev);
         }
-    }
+        parts
+            .par_iter_mut()
+            .zip(incoming.par_iter_mut())
+            .for_each(|(p, evs)| {
+                evs.drain(..).for_each(|ev| p.queue.push(ev));
+            });
+    });
 }
