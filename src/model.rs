@@ -39,7 +39,6 @@ impl Model {
         Ok(Model {
             seed: s.seed,
             lb: LbShared {
-                policy: s.lb.policy,
                 ack_ecmp: s.lb.acks_hashed(),
                 order,
             },

@@ -31,7 +31,6 @@ pub enum SwitchLb {
 
 /// LB configuration shared by every switch of a run.
 pub struct LbShared {
-    pub policy: LbPolicy,
     pub ack_ecmp: bool,
     pub order: Option<PortOrder>,
 }

@@ -67,16 +67,6 @@ impl Port {
         pkt
     }
 
-    /// Records the transmission of a packet that never waited in this port's queue (a host
-    /// NIC builds packets when its serializer frees up).
-    #[inline]
-    pub fn record_direct_send(&mut self, size_bytes: u32, tx_ps: u64) {
-        let s = &mut self.stats;
-        s.busy_ps += tx_ps;
-        s.bytes_sent += size_bytes as u64;
-        s.pkts_sent += 1;
-    }
-
     /// Closes the time integral at the end of the run.
     pub fn finish(&mut self, end_ps: u64) {
         if end_ps > self.stats.last_change_ps {

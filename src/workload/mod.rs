@@ -21,7 +21,6 @@ pub struct Flow {
 }
 
 pub struct Workload {
-    pub kind: WorkloadKind,
     flows: Vec<Flow>,
     /// `host_start[h]..host_start[h + 1]` are host h's flows.
     host_start: Vec<u32>,
@@ -45,10 +44,10 @@ impl Workload {
                 matrix::read(&path, num_hosts)?
             }
         };
-        Ok(Workload::from_flows(s.workload.kind, flows, num_hosts))
+        Ok(Workload::from_flows(flows, num_hosts))
     }
 
-    pub fn from_flows(kind: WorkloadKind, mut flows: Vec<Flow>, num_hosts: u32) -> Workload {
+    pub fn from_flows(mut flows: Vec<Flow>, num_hosts: u32) -> Workload {
         // Stable: equal (src, start) keep their generation order.
         flows.sort_by_key(|f| (f.src, f.start_ps));
         let mut host_start = vec![0u32; num_hosts as usize + 1];
@@ -60,11 +59,7 @@ impl Workload {
             host_start[h + 1] += host_start[h];
         }
         assert!(flows.len() < u32::MAX as usize, "flow ids are u32");
-        Workload {
-            kind,
-            flows,
-            host_start,
-        }
+        Workload { flows, host_start }
     }
 
     pub fn flows(&self) -> &[Flow] {
