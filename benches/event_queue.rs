@@ -14,9 +14,9 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg32;
 use std::hint::black_box;
 use std::time::Duration;
-use weft::engine::event::{BinaryHeapQueue, Event, RadixQueue};
-use weft::net::packet::NO_VIA;
-use weft::net::{Packet, PacketKind};
+use weft::engine::queue::{BinaryHeapQueue, RadixQueue};
+use weft::net::event::{Event, TimerKind};
+use weft::packet::{Packet, PacketKind, NO_VIA};
 
 const LINKS: u32 = 1 << 14;
 const PORTS: u32 = 1 << 14;
@@ -24,16 +24,18 @@ const NODES: u32 = 1 << 12;
 
 fn packet(flow: u32) -> Packet {
     Packet {
-        flow,
-        seq: 17,
+        sent_ps: 1_234_567,
+        sack: 0,
+        flow_index: flow,
         src: 3,
         dst: 900,
-        sent_ps: 1_234_567,
+        seq: 17,
+        ack: 0,
         size_bytes: 4160,
         via: NO_VIA,
         entropy: 5,
         kind: PacketKind::Data,
-        ecn: false,
+        flags: 0,
     }
 }
 
@@ -54,7 +56,15 @@ fn next_event(rng: &mut Pcg32, now: u64) -> Event {
         let port = rng.gen_range(0..PORTS);
         Event::tx_done(now + ser, port, port / 16, (port % 16) as u16)
     } else {
-        Event::wake(now + ser, rng.gen_range(0..NODES))
+        let seq = rng.gen_range(0..1u64 << 30);
+        Event::timer(
+            now + ser,
+            rng.gen_range(0..NODES),
+            seq,
+            TimerKind::NicWake,
+            0,
+            0,
+        )
     }
 }
 

@@ -96,19 +96,34 @@ impl Launch {
     #[cfg(feature = "mpi")]
     fn init() -> Launch {
         use mpi::traits::Communicator;
-        match mpi::initialize_with_threading(mpi::Threading::Funneled) {
-            Some((universe, _)) => {
+        use mpi::Threading;
+        // Only the main thread calls MPI (see engine::mpi_comm), so FUNNELED is all we need.
+        match mpi::initialize_with_threading(Threading::Funneled) {
+            Some((universe, granted)) => {
                 let world = universe.world();
                 let rank = world.rank();
+                let main_thread = std::thread::current().id();
                 // A panic on any rank (any thread) ends the whole job at once instead of
-                // leaving the other ranks waiting in a collective.
+                // leaving the other ranks waiting in a collective. MPI_Abort may be called
+                // only from the main thread unless MPI granted MPI_THREAD_MULTIPLE (not asked
+                // for: it would slow every call). A panic on another thread (a rayon worker)
+                // therefore ends just this process, without calling MPI: a rank that dies
+                // without MPI_Finalize makes mpirun end the other ranks (srun too when it
+                // kills a step on a bad exit: --kill-on-bad-exit or KillOnBadExit=1). Passing
+                // the panic on to the main thread instead would rely on rayon re-raising it
+                // there, which it does only for work run inside `install`, after the rest of
+                // the window.
                 let default_hook = std::panic::take_hook();
                 std::panic::set_hook(Box::new(move |info| {
                     eprintln!("error: rank {rank}: {info}");
                     if std::env::var_os("RUST_BACKTRACE").is_some() {
                         default_hook(info);
                     }
-                    mpi::topology::SimpleCommunicator::world().abort(101);
+                    if std::thread::current().id() == main_thread || granted >= Threading::Multiple
+                    {
+                        mpi::topology::SimpleCommunicator::world().abort(101);
+                    }
+                    std::process::abort();
                 }));
                 Launch {
                     comm: Box::new(weft::engine::mpi_comm::MpiComm::new(world)),
@@ -172,9 +187,14 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             if threads == 0 || threads > MAX_THREADS {
                 bail!("--threads: must be from 1 to {MAX_THREADS} (got {threads})");
             }
-            let s = load_scenario(&scenario, &sets);
+            // Rank 0 also checks that it can write --out, before the run rather than after it.
+            let s = load_scenario(&scenario, &sets).and_then(|s| match &out {
+                Some(dir) if root => check_out_dir(dir).map(|()| s),
+                _ => Ok(s),
+            });
             // Every rank reads the scenario; they agree before going on, so that a rank that
-            // cannot read it does not leave the others waiting.
+            // cannot read it (or rank 0 that cannot write --out) does not leave the others
+            // waiting.
             let failed = comm.sum_u64(&[s.is_err() as u64, (s.is_err() && root) as u64]);
             let s = match s {
                 Ok(s) if failed[0] == 0 => s,
@@ -187,6 +207,14 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                 plan_file: partition,
                 progress,
             };
+            // Test only (tests/mpi.rs): the last rank panics on a thread other than the main
+            // thread, as a bug in a partition's worker would.
+            #[cfg(feature = "mpi")]
+            if std::env::var("WEFT_TEST_PANIC_IN_WORKER").as_deref() == Ok("1")
+                && comm.rank() + 1 == comm.ranks()
+            {
+                let _ = std::thread::spawn(|| panic!("WEFT_TEST_PANIC_IN_WORKER=1")).join();
+            }
             let output = simulate_on(&s, &opts, comm)?;
             // Rank 0 writes; then every rank exits with rank 0's status.
             let written = match output {
@@ -234,6 +262,17 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// Creates `dir` if missing and checks that a file can be created in it (then removes it).
+fn check_out_dir(dir: &std::path::Path) -> Result<()> {
+    let ctx = || format!("--out {}", dir.display());
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create the folder", ctx()))?;
+    let probe = dir.join(format!(".weft-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .with_context(|| format!("{}: cannot write into the folder", ctx()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
 }
 
 fn write_outputs(

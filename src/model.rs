@@ -1,10 +1,10 @@
-//! The immutable model every partition reads: fabric, flows, and the scenario's parameters
-//! converted to the integer units the event path uses.
+//! The immutable model every partition reads: fabric, workload, LB configuration, queue
+//! discipline, and the scenario's parameters converted to the integer units the event path
+//! uses.
 
-use crate::lb::ofan::PortOrder;
 use crate::lb::LbShared;
-use crate::rng::{stream, Purpose};
-use crate::scenario::{LbConfig, LbPolicy, Scenario};
+use crate::net::qdisc::{EcnRule, QueueDiscipline};
+use crate::scenario::Scenario;
 use crate::time::PS_PER_NS;
 use crate::topology::Fabric;
 use crate::workload::Workload;
@@ -15,9 +15,8 @@ pub struct Model {
     pub fabric: Fabric,
     pub workload: Workload,
     pub lb: LbShared,
-    pub lb_cfg: LbConfig,
-    pub buffer_bytes: u64,
-    pub ecn_threshold_bytes: u64,
+    /// Queue discipline of switch ports.
+    pub qdisc: QueueDiscipline,
     /// Added to every arrival at a switch (its forwarding pipeline).
     pub forwarding_ps: u64,
     pub payload_bytes: u32,
@@ -32,19 +31,15 @@ impl Model {
     pub fn build(s: &Scenario) -> Result<Model> {
         let fabric = Fabric::build(s);
         let workload = Workload::build(s, fabric.num_hosts)?;
-        let order = matches!(s.lb.policy, LbPolicy::Ofan | LbPolicy::Pofan).then(|| {
-            let w = fabric.uplinks(fabric.num_hosts); // the first switch is an edge/leaf switch
-            PortOrder::random(w, &mut stream(s.seed, 0, Purpose::OfanPermutation))
-        });
         Ok(Model {
             seed: s.seed,
-            lb: LbShared {
-                ack_ecmp: s.lb.acks_hashed(),
-                order,
+            lb: LbShared::new(&s.lb, &fabric, s.seed),
+            qdisc: QueueDiscipline {
+                buffer_bytes: s.switch.buffer_bytes.limit(),
+                ecn: EcnRule::Step {
+                    threshold_bytes: s.switch.ecn_threshold_bytes,
+                },
             },
-            lb_cfg: s.lb.clone(),
-            buffer_bytes: s.switch.buffer_bytes.limit(),
-            ecn_threshold_bytes: s.switch.ecn_threshold_bytes,
             forwarding_ps: (s.switch.forwarding_latency_ns * PS_PER_NS as f64).round() as u64,
             payload_bytes: s.packet.payload_bytes,
             header_bytes: s.packet.header_bytes,

@@ -1,13 +1,13 @@
 //! One simulation run: scenario → model → partition plan → engine → merged metrics.
 
 use crate::engine::comm::{Comm, LocalComm};
-use crate::engine::partition::Partition;
+use crate::engine::partition::{Outbox, Partition};
 use crate::engine::plan::Plan;
-use crate::engine::{self, plan_file, LoopStats, ProgressSample};
-use crate::metrics::bound::{naive_lower_bound_ps, permutation_lower_bound_ps, BoundParams};
+use crate::engine::{plan_file, Engine, LoopStats, ProgressSample};
+use crate::metrics::workload_bound::{lower_bound_ps, BoundInputs};
 use crate::metrics::{histogram_wire, Counters, Metrics, StageStats};
 use crate::model::Model;
-use crate::scenario::{Scenario, WorkloadKind};
+use crate::scenario::Scenario;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::io::IsTerminal;
@@ -167,38 +167,30 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
     };
     let mine = plan.parts_of_rank(comm.rank());
     let members = plan.members();
-    let mut partitions: Vec<Partition> = match &pool {
+    let build = |&i: &u32| Partition::new(&m, &plan, i, &members[i as usize]);
+    let partitions: Vec<(Partition, Outbox)> = match &pool {
         Some(pool) => pool.install(|| {
             use rayon::prelude::*;
-            mine.par_iter()
-                .map(|&i| Partition::new(&m, &plan, i, &members[i as usize]))
-                .collect()
+            mine.par_iter().map(build).collect()
         }),
-        None => mine
-            .iter()
-            .map(|&i| Partition::new(&m, &plan, i, &members[i as usize]))
-            .collect(),
+        None => mine.iter().map(build).collect(),
     };
 
     let progress_on =
         comm.broadcast_bytes(&[(opts.progress || std::io::stderr().is_terminal()) as u8])[0] == 1;
-    let total_packets: u64 = m
+    let total_packets = m
         .workload
-        .flows()
-        .iter()
-        .map(|f| m.packets_for(f.bytes))
-        .sum();
+        .total_packets(m.fabric.num_hosts, m.payload_bytes);
     let mut progress = Progress::new(progress_on && root, total_packets);
-    let loop_stats = engine::run(
-        &mut partitions,
-        &m,
-        &plan,
-        comm,
-        pool.as_ref(),
-        progress_on,
-        |p| progress.tick(p),
+    let mut engine = Engine::new(partitions, &m, &plan, comm, pool.as_ref());
+    let mut tick = |p: ProgressSample| progress.tick(p);
+    engine.run(
+        crate::time::NEVER_PS,
+        progress_on.then_some(&mut tick as &mut dyn FnMut(ProgressSample)),
     );
     progress.finish();
+    let loop_stats = engine.stats;
+    let (mut partitions, outboxes) = (engine.parts, engine.outboxes);
 
     // Close the statistics window at the global last event.
     let local_last = partitions
@@ -216,15 +208,15 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         latency_v2: vec![],
         fct_v2: vec![],
         loop_stats,
-        peak_rss_bytes: crate::report::peak_rss_bytes(),
+        peak_rss_bytes: crate::metrics::process::peak_rss_bytes(),
     };
     let mut metrics = Metrics::default();
-    for p in &mut partitions {
+    for (p, outbox) in partitions.iter_mut().zip(&outboxes) {
         metrics.merge(&p.metrics);
         for (acc, st) in report.stages.iter_mut().zip(p.stage_stats(&m, end_ps)) {
             acc.merge(&st);
         }
-        let (d, a) = p.packets_held();
+        let (d, a) = p.packets_held(outbox);
         report.data_held += d;
         report.acks_held += a;
         report.incomplete += p.incomplete_flows();
@@ -283,11 +275,22 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         );
     }
     Ok(Some(RunOutput {
-        cct_lower_bound_ps: lower_bound_ps(&m, s),
+        cct_lower_bound_ps: lower_bound_ps(
+            s,
+            &BoundInputs {
+                fabric: &m.fabric,
+                workload: &m.workload,
+                payload_bytes: m.payload_bytes as u64,
+                header_bytes: m.header_bytes as u64,
+                ack_bytes: m.ack_bytes as u64,
+                gap_bytes: m.interframe_bytes as u64,
+                forwarding_ps: m.forwarding_ps,
+            },
+        ),
         metrics: merged,
         stages,
         stage_names: m.fabric.stage_names(),
-        flows_total: m.workload.flows().len() as u64,
+        flows_total: m.workload.total_flows(m.fabric.num_hosts),
         flows_incomplete: incomplete,
         data_in_flight: data_held,
         acks_in_flight: acks_held,
@@ -303,71 +306,6 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         cut_links: plan.cut_links,
         peak_rss_bytes: peak_rss,
     }))
-}
-
-/// The workload's CCT lower bound: SEEDS.md appendix-A model for permutations (the max over
-/// flows, each with its own hop count), the naive bound otherwise.
-fn lower_bound_ps(m: &Model, s: &Scenario) -> u64 {
-    let f = &m.fabric;
-    let host_link = f.link(0, 0);
-    let ser = |b: u64| host_link.serialization_ps(b);
-    let path_latency = |src: u32, dst: u32| {
-        // Up/down shortest path: walk it taking the first uplink at each choice.
-        let (mut n, mut lat) = (
-            f.peer(src, 0).0,
-            f.link(src, 0).latency_ps + m.forwarding_ps,
-        );
-        while n != dst {
-            let p = match f.route(n, dst) {
-                crate::topology::Route::Port(p) => p,
-                crate::topology::Route::Up { first, .. } => first,
-            };
-            lat += f.link(n, p).latency_ps;
-            n = f.peer(n, p).0;
-            if !f.is_host(n) {
-                lat += m.forwarding_ps;
-            }
-        }
-        lat
-    };
-    let flows = m.workload.flows();
-    match s.workload.kind {
-        WorkloadKind::Permutation => flows
-            .iter()
-            .map(|fl| {
-                let packets = m.packets_for(fl.bytes);
-                let p = BoundParams {
-                    td: ser((s.packet.payload_bytes + s.packet.header_bytes) as u64),
-                    td_last: ser(m.data_size(fl.bytes, packets as u32 - 1) as u64),
-                    ta: ser(s.packet.ack_bytes as u64),
-                    tg: ser(s.packet.interframe_bytes as u64),
-                    tp: path_latency(fl.src, fl.dst),
-                    hops: f.hops(fl.src, fl.dst) as u64,
-                };
-                permutation_lower_bound_ps(packets, &p)
-            })
-            .max()
-            .unwrap_or(0),
-        _ => {
-            let mut tx = vec![0u64; f.num_hosts as usize];
-            let mut rx = vec![0u64; f.num_hosts as usize];
-            let mut prop = u64::MAX;
-            for fl in flows {
-                let pk = m.packets_for(fl.bytes);
-                let wire =
-                    fl.bytes + pk * (s.packet.header_bytes + s.packet.interframe_bytes) as u64;
-                tx[fl.src as usize] += wire;
-                rx[fl.dst as usize] += wire;
-                prop = prop.min(path_latency(fl.src, fl.dst));
-            }
-            let busiest = tx.iter().chain(rx.iter()).max().copied().unwrap_or(0);
-            if flows.is_empty() {
-                0
-            } else {
-                naive_lower_bound_ps(ser(busiest), prop)
-            }
-        }
-    }
 }
 
 /// Progress on stderr (rank 0): simulated time, events/s, and an estimate of the wall time

@@ -3,6 +3,7 @@
 use crate::engine::plan::Plan;
 use crate::lb::SwitchLb;
 use crate::model::Model;
+use crate::net::event::Event;
 use crate::net::Port;
 use crate::scenario::Scenario;
 use anyhow::Result;
@@ -12,31 +13,35 @@ pub struct SizeReport {
     pub hosts: u32,
     pub switches: u32,
     pub ports: u32,
-    pub flows: usize,
+    pub flows: u64,
     pub max_partitions: u32,
     pub lb_pointer_bytes: usize,
     pub lb_pointer_bytes_max_switch: usize,
     pub estimated_memory_bytes: u64,
 }
 
+/// Sender state per started flow (transport and path state) plus its NIC rotation slot.
+const FLOW_STATE_BYTES: u64 = std::mem::size_of::<crate::transport::Sender>() as u64 + 8 + 4;
+
 pub fn size_report(s: &Scenario) -> Result<SizeReport> {
     let m = Model::build(s)?;
     let f = &m.fabric;
-    let cfg = &s.lb;
     let per_switch: Vec<usize> = (f.num_hosts..f.num_nodes())
-        .map(|n| SwitchLb::pointer_bytes(cfg, f, n))
+        .map(|n| SwitchLb::state_bytes(&m.lb, f, n))
         .collect();
     let lb_bytes: usize = per_switch.iter().sum();
     let ports = f.num_ports_total() as u64;
-    // Fabric arrays (peer node, peer port, class, stage: ~12 B per port), runtime ports, hosts
-    // and their senders, flow table, LB pointers, and pending events: at full load every link
-    // carries about latency / serialization packets, each an event, counted twice for the
-    // event queues' and the window exchange's buffers. It runs low by about 2x: k = 32 and
-    // k = 64 permutations estimate 92 MB and 738 MB, measured peaks 171 MB and 1.4-1.75 GB.
+    // Fabric arrays (peer node, peer port, class, stage: ~12 B per port), runtime ports, hosts,
+    // the senders of flows (all flows of a host start at once in these workloads), LB
+    // pointers, and pending events: at full load every link carries about latency /
+    // serialization packets, each an event, counted twice for the event queues' and the
+    // window exchange's buffers. It runs low by about 2x: k = 32 and k = 64 permutations
+    // estimate 92 MB and 738 MB, measured peaks 171 MB and 1.4-1.75 GB.
     let fabric_bytes = ports * 12 + f.num_nodes() as u64 * 5;
     let port_bytes = ports * std::mem::size_of::<Port>() as u64;
     let host_bytes = f.num_hosts as u64 * 256;
-    let flow_bytes = m.workload.flows().len() as u64 * (24 + 16);
+    let flows = m.workload.total_flows(f.num_hosts);
+    let flow_bytes = flows * FLOW_STATE_BYTES;
     let data_bytes =
         (s.packet.payload_bytes + s.packet.header_bytes + s.packet.interframe_bytes) as u64;
     let in_flight_per_port: u64 = (0..f.num_nodes())
@@ -46,13 +51,12 @@ pub fn size_report(s: &Scenario) -> Result<SizeReport> {
             l.latency_ps / l.serialization_ps(data_bytes).max(1) + 2
         })
         .sum();
-    let event_bytes =
-        in_flight_per_port * 2 * std::mem::size_of::<crate::engine::event::Event>() as u64;
+    let event_bytes = in_flight_per_port * 2 * std::mem::size_of::<Event>() as u64;
     Ok(SizeReport {
         hosts: f.num_hosts,
         switches: f.num_switches(),
         ports: ports as u32,
-        flows: m.workload.flows().len(),
+        flows,
         max_partitions: Plan::max_parts(&m),
         lb_pointer_bytes: lb_bytes,
         lb_pointer_bytes_max_switch: per_switch.iter().copied().max().unwrap_or(0),
@@ -83,7 +87,7 @@ impl SizeReport {
         let _ = writeln!(o, "max partitions   {}", self.max_partitions);
         let _ = writeln!(
             o,
-            "LB pointers      {} B total, {} B at the largest switch",
+            "LB state         {} B total, {} B at the largest switch",
             self.lb_pointer_bytes, self.lb_pointer_bytes_max_switch
         );
         let _ = writeln!(

@@ -623,3 +623,35 @@ fn validate_bad_scenario_fails_the_same_way() {
         &["workload.file", "m.txt", "line 3"],
     );
 }
+
+// ---- weft run --out ----
+
+#[test]
+fn unwritable_out_fails_before_the_run() {
+    // A path under a regular file cannot be created, even by root.
+    let dir = dir_with(&[("s.toml", GOOD), ("file", "x")]);
+    let out = weft(dir.path(), &["run", "s.toml", "--out", "file/sub"]);
+    assert_fails("--out under a file", &out, &["--out", "file/sub"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !stdout.lines().any(|l| l.starts_with("weft:")),
+        "the run went ahead before --out was found unwritable:\n{stdout}"
+    );
+}
+
+#[test]
+fn out_folder_is_created_and_holds_only_the_outputs() {
+    let dir = dir_with(&[("s.toml", GOOD)]);
+    let out = weft(dir.path(), &["run", "s.toml", "--out", "a/b"]);
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut names: Vec<String> = std::fs::read_dir(dir.path().join("a/b"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["latency.hlog", "summary.json"]);
+}

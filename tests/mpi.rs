@@ -1,6 +1,7 @@
 //! MPI ranks (feature `mpi`): byte-identical results for any ranks × threads split, merged
 //! histograms equal to the single-process ones, and prompt, clear failures. Needs `mpirun`
-//! (OpenMPI); without it the tests say so and pass, unless WEFT_REQUIRE_MPI=1 (CI sets it).
+//! (OpenMPI); without it the tests print "skipped" and pass, unless WEFT_REQUIRE_MPI=1, which
+//! makes them fail (only the value 1 counts: unset, 0 or any other value skips). CI sets it.
 #![cfg(feature = "mpi")]
 
 use std::path::Path;
@@ -16,15 +17,25 @@ fn mpi_available() -> bool {
         .unwrap_or(false);
     if !ok {
         assert!(
-            std::env::var("WEFT_REQUIRE_MPI").is_err(),
-            "WEFT_REQUIRE_MPI is set but mpirun is not available"
+            !required(std::env::var("WEFT_REQUIRE_MPI").ok().as_deref()),
+            "WEFT_REQUIRE_MPI=1 but mpirun is not available"
         );
         eprintln!("skipped: mpirun not found (install openmpi-bin, see README)");
     }
     ok
 }
 
+/// Whether a WEFT_REQUIRE_MPI value (`None`: unset) makes a missing `mpirun` a failure.
+fn required(value: Option<&str>) -> bool {
+    value == Some("1")
+}
+
 fn mpirun(n: u32, args: &[&str]) -> Output {
+    mpirun_env(n, args, &[])
+}
+
+/// `mpirun` with extra environment variables for the ranks.
+fn mpirun_env(n: u32, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut c = Command::new("timeout");
     c.args([
         "120",
@@ -36,7 +47,8 @@ fn mpirun(n: u32, args: &[&str]) -> Output {
     ])
     .args(args);
     c.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .envs(env.iter().copied());
     c.output().expect("mpirun starts")
 }
 
@@ -174,4 +186,64 @@ fn bad_scenario_and_too_many_ranks_fail_on_every_rank() {
         errs[0].contains("more ranks (4) than partitions (2)"),
         "{errs:?}"
     );
+}
+
+#[test]
+fn only_weft_require_mpi_1_makes_mpi_required() {
+    assert!(required(Some("1")));
+    for v in [None, Some("0"), Some(""), Some("yes")] {
+        assert!(!required(v), "{v:?}");
+    }
+}
+
+#[test]
+fn unwritable_out_stops_every_rank_before_the_run() {
+    if !mpi_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path());
+    // A path under a regular file cannot be created, even by root.
+    let file = dir.path().join("file");
+    std::fs::write(&file, "x").unwrap();
+    let out = file.join("sub");
+    let o = mpirun(2, &["run", &s, "--out", out.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let errs = error_lines(&o);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].contains("--out") && errs[0].contains("file/sub"),
+        "{errs:?}"
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !stdout.lines().any(|l| l.starts_with("weft:")),
+        "the run went ahead:\n{stdout}"
+    );
+}
+
+#[test]
+fn panic_on_a_worker_thread_ends_the_job_without_calling_mpi() {
+    if !mpi_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path());
+    // The last rank panics on a non-main thread; rank 0 then waits in a collective until the
+    // job is ended.
+    let started = std::time::Instant::now();
+    let o = mpirun_env(2, &["run", &s], &[("WEFT_TEST_PANIC_IN_WORKER", "1")]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{stderr}");
+    assert!(started.elapsed().as_secs() < 60, "failure was not prompt");
+    assert!(
+        error_lines(&o)
+            .iter()
+            .any(|l| l.starts_with("error: rank 1: ") && l.contains("panicked")),
+        "{stderr}"
+    );
+    // MPI (FUNNELED) may not be called from that thread, so no MPI_Abort: its error code 101
+    // would become mpirun's exit status, and OpenMPI says "MPI_ABORT was invoked".
+    assert_ne!(o.status.code(), Some(101), "{stderr}");
+    assert!(!stderr.contains("MPI_ABORT was invoked"), "{stderr}");
 }

@@ -2,8 +2,8 @@
 //! with `timeout 300 sbatch --wait` running the MPI build of `weft` and checks the job's exit
 //! status and outputs. Start a cluster with `.ci/slurm-up.sh` first (stop it with
 //! `.ci/slurm-down.sh`); without one the tests print "skipped" and pass, unless
-//! WEFT_REQUIRE_SLURM=1, which makes them fail. Every run is tiny: a k = 4 fat tree (16 hosts)
-//! and 64 KiB messages.
+//! WEFT_REQUIRE_SLURM=1, which makes them fail (only the value 1 counts: unset, 0 or any other
+//! value skips). Every run is tiny: a k = 4 fat tree (16 hosts) and 64 KiB messages.
 #![cfg(feature = "mpi")]
 
 use serde_json::Value;

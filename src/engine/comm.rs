@@ -9,7 +9,11 @@ pub trait Comm {
     fn rank(&self) -> u32;
     fn ranks(&self) -> u32;
     /// Global minimum of `v` over ranks.
-    fn min_u64(&self, v: u64) -> u64;
+    fn min_u64(&self, v: u64) -> u64 {
+        self.min_u64s(&[v])[0]
+    }
+    /// Element-wise global minimum over ranks (one allreduce).
+    fn min_u64s(&self, v: &[u64]) -> Vec<u64>;
     /// Element-wise global sum over ranks.
     fn sum_u64(&self, v: &[u64]) -> Vec<u64>;
     /// Sends `send[r]` to rank r and returns what every rank sent to this one, by source rank.
@@ -30,8 +34,8 @@ impl Comm for LocalComm {
     fn ranks(&self) -> u32 {
         1
     }
-    fn min_u64(&self, v: u64) -> u64 {
-        v
+    fn min_u64s(&self, v: &[u64]) -> Vec<u64> {
+        v.to_vec()
     }
     fn sum_u64(&self, v: &[u64]) -> Vec<u64> {
         v.to_vec()

@@ -46,10 +46,10 @@ impl Comm for MpiComm {
     fn ranks(&self) -> u32 {
         self.world.size() as u32
     }
-    fn min_u64(&self, v: u64) -> u64 {
-        let mut out = 0u64;
+    fn min_u64s(&self, v: &[u64]) -> Vec<u64> {
+        let mut out = vec![0u64; v.len()];
         self.world
-            .all_reduce_into(&v, &mut out, SystemOperation::min());
+            .all_reduce_into(v, &mut out[..], SystemOperation::min());
         out
     }
     fn sum_u64(&self, v: &[u64]) -> Vec<u64> {

@@ -1,128 +1,171 @@
-//! A partition: a set of nodes with one event queue, their runtime state, their metrics, and
-//! an outbox per other partition for events that cross the cut.
+//! A partition: a set of nodes with one event queue, their runtime state and their metrics.
+//! Events for nodes of other partitions go to outboxes, one per neighbouring partition, which
+//! the window loop exchanges at the window's end.
+//!
+//! Invariants (asserted while events are processed): events pop in strictly increasing
+//! `(time, tie)` order, so no two pending events ever share a key; no event is scheduled
+//! before the one that causes it; an event for another partition falls at or after the
+//! current window's end (the lookahead rule), and only arrivals over cut links cross.
 
-use super::event::{Event, EventQueue, What};
-use super::plan::Plan;
+use super::plan::{Plan, NOT_CUT};
+use super::queue::EventQueue;
 use crate::metrics::{Metrics, StageStats};
 use crate::model::Model;
+use crate::net::event::{Event, Scheduler, What};
 use crate::net::host::Host;
-use crate::net::link::Scheduler;
 use crate::net::switch::Switch;
 use crate::topology::NodeId;
+use serde::{Deserialize, Serialize};
 
 // Hosts are most nodes, so boxing the larger `Host` variant would only add an indirection.
 #[allow(clippy::large_enum_variant)]
+#[derive(Serialize, Deserialize)]
 pub enum Node {
     Host(Host),
     Switch(Switch),
 }
 
+/// Events a partition sends across the cut during one window, one list per outbox slot
+/// (see [`Plan::out_neighbors`]). Lists keep their capacity from window to window.
+pub type Outbox = Vec<Vec<Event>>;
+
+#[derive(Serialize, Deserialize)]
 pub struct Partition {
     pub id: u32,
     pub queue: EventQueue,
     pub nodes: Vec<Node>,
-    /// Events for other partitions, by destination partition; exchanged at window ends.
-    pub outbox: Vec<Vec<Event>>,
     pub metrics: Metrics,
+    /// Flows sent by this partition's hosts.
+    pub flows_total: u64,
+    /// Key of the last event processed (the order invariant).
+    last_key: (u64, u64),
 }
 
-/// Routes an event to the local queue or to the outbox of the partition owning its node.
+/// Routes an event to the local queue or to the outbox of the link it crosses.
 struct Sink<'a> {
     id: u32,
+    now_ps: u64,
+    window_end_ps: u64,
     queue: &'a mut EventQueue,
-    outbox: &'a mut [Vec<Event>],
-    node_part: &'a [u32],
+    outbox: &'a mut Outbox,
+    plan: &'a Plan,
 }
 
 impl Scheduler for Sink<'_> {
     #[inline]
     fn schedule(&mut self, ev: Event) {
-        let p = self.node_part[ev.node() as usize];
-        if p == self.id {
+        assert!(
+            ev.time_ps >= self.now_ps,
+            "event scheduled in the past ({} ps < now {} ps): {:?}",
+            ev.time_ps,
+            self.now_ps,
+            ev.what
+        );
+        if self.plan.node_part[ev.node() as usize] == self.id {
             self.queue.push(ev);
-        } else {
-            self.outbox[p as usize].push(ev);
+            return;
         }
+        assert!(
+            ev.time_ps >= self.window_end_ps,
+            "lookahead violated: an event for another partition at {} ps falls inside the window ending at {} ps",
+            ev.time_ps,
+            self.window_end_ps
+        );
+        let slot = match ev.what {
+            What::Arrive { .. } => self.plan.link_slot[(ev.tie & ((1 << 62) - 1)) as usize],
+            _ => NOT_CUT,
+        };
+        assert!(
+            slot != NOT_CUT,
+            "only arrivals over cut links cross partitions: {:?}",
+            ev.what
+        );
+        self.outbox[slot as usize].push(ev);
     }
 }
 
 impl Partition {
     /// Instantiates runtime state for the partition's `nodes` only (from [`Plan::members`]),
     /// and their first events.
-    pub fn new(m: &Model, plan: &Plan, id: u32, nodes: &[NodeId]) -> Partition {
+    pub fn new(m: &Model, plan: &Plan, id: u32, nodes: &[NodeId]) -> (Partition, Outbox) {
         let mut queue = EventQueue::default();
+        let mut outbox: Outbox = vec![Vec::new(); plan.out_neighbors[id as usize].len()];
+        let mut flows_total = 0;
+        let mut sink = Sink {
+            id,
+            now_ps: 0,
+            window_end_ps: 0,
+            queue: &mut queue,
+            outbox: &mut outbox,
+            plan,
+        };
         let nodes = nodes
             .iter()
             .map(|&n| {
                 if m.fabric.is_host(n) {
                     let mut h = Host::new(m, n);
-                    if let Some(e) = h.initial_wake(m) {
-                        queue.push(e);
-                    }
+                    h.start(m, &mut sink);
+                    flows_total += h.incomplete_flows();
                     Node::Host(h)
                 } else {
                     Node::Switch(Switch::new(m, n))
                 }
             })
             .collect();
-        Partition {
+        let p = Partition {
             id,
             queue,
             nodes,
-            outbox: vec![Vec::new(); plan.parts as usize],
             metrics: Metrics::recording(),
-        }
+            flows_total,
+            last_key: (0, 0),
+        };
+        (p, outbox)
     }
 
-    /// Processes every event before `end_ps`.
-    pub fn run_window(&mut self, m: &Model, plan: &Plan, end_ps: u64) {
+    /// Processes every event before `end_ps`, putting those for other partitions in `outbox`.
+    pub fn run_window(&mut self, m: &Model, plan: &Plan, end_ps: u64, outbox: &mut Outbox) {
         let Partition {
             id,
             queue,
             nodes,
-            outbox,
             metrics,
+            last_key,
+            ..
         } = self;
         let mut sink = Sink {
             id: *id,
+            now_ps: 0,
+            window_end_ps: end_ps,
             queue,
             outbox,
-            node_part: &plan.node_part,
+            plan,
         };
         let mut events = 0u64;
-        let mut last = metrics.counters.last_event_ps;
         while let Some(ev) = sink.queue.pop_before(end_ps) {
+            assert!(
+                ev.key() > *last_key,
+                "events out of order or sharing a key: {:?} after {:?}",
+                ev.key(),
+                last_key
+            );
+            *last_key = ev.key();
             events += 1;
-            last = ev.time_ps;
+            sink.now_ps = ev.time_ps;
             let local = plan.node_local[ev.node() as usize] as usize;
-            match (ev.what, &mut nodes[local]) {
-                (What::Arrive { in_port, pkt, .. }, Node::Switch(s)) => s.on_arrive(
-                    m,
-                    ev.time_ps,
-                    in_port,
-                    pkt,
-                    &mut sink,
-                    &mut metrics.counters,
-                ),
-                (What::Arrive { pkt, .. }, Node::Host(h)) => {
-                    h.on_arrive(m, ev.time_ps, pkt, &mut sink, metrics)
-                }
-                (What::TxDone { port, .. }, Node::Switch(s)) => {
-                    s.on_tx_done(m, ev.time_ps, port, &mut sink)
-                }
-                (What::TxDone { .. }, Node::Host(h)) => {
-                    h.on_tx_done(m, ev.time_ps, &mut sink, metrics)
-                }
-                (What::Wake { .. }, Node::Host(h)) => h.on_wake(m, ev.time_ps, &mut sink, metrics),
-                (What::Wake { node }, Node::Switch(_)) => unreachable!("wake-up for switch {node}"),
-            }
+            dispatch(m, ev, &mut nodes[local], &mut sink, metrics);
         }
         metrics.counters.events += events;
-        metrics.counters.last_event_ps = last;
+        metrics.counters.last_event_ps = metrics.counters.last_event_ps.max(last_key.0);
     }
 
     pub fn next_time_ps(&self) -> u64 {
         self.queue.next_time_ps()
+    }
+
+    /// Whether every flow of this partition's hosts has completed.
+    pub fn workload_done(&self) -> bool {
+        self.metrics.counters.flows_completed == self.flows_total
     }
 
     /// Closes every port's statistics at `end_ps` and sums them per stage.
@@ -130,7 +173,7 @@ impl Partition {
         let mut stages = vec![StageStats::default(); m.fabric.stage_names().len()];
         for node in &mut self.nodes {
             let (id, ports): (NodeId, &mut [crate::net::Port]) = match node {
-                Node::Host(h) => (h.id, std::slice::from_mut(&mut h.port)),
+                Node::Host(h) => (h.id, std::slice::from_mut(&mut h.nic.port)),
                 Node::Switch(s) => (s.id, &mut s.ports),
             };
             for (p, port) in ports.iter_mut().enumerate() {
@@ -141,13 +184,15 @@ impl Partition {
         stages
     }
 
-    /// Packets still held in this partition: in port queues and in pending arrival events.
-    pub fn packets_held(&self) -> (u64, u64) {
+    /// Packets still held in this partition: in port queues and in pending arrival events
+    /// (`outbox`: those not yet handed to their partition). ACKs a NIC has not yet sent are
+    /// not counted: they are not sent either.
+    pub fn packets_held(&self, outbox: &Outbox) -> (u64, u64) {
         let (mut data, mut acks) = (0, 0);
         let mut count = |is_data: bool| if is_data { data += 1 } else { acks += 1 };
         for node in &self.nodes {
             let ports = match node {
-                Node::Host(h) => std::slice::from_ref(&h.port),
+                Node::Host(h) => std::slice::from_ref(&h.nic.port),
                 Node::Switch(s) => &s.ports[..],
             };
             ports
@@ -155,7 +200,7 @@ impl Partition {
                 .flat_map(|p| p.queue.iter())
                 .for_each(|pkt| count(pkt.is_data()));
         }
-        for ev in self.queue.iter().chain(self.outbox.iter().flatten()) {
+        for ev in self.queue.iter().chain(outbox.iter().flatten()) {
             if let What::Arrive { pkt, .. } = ev.what {
                 count(pkt.is_data());
             }
@@ -164,15 +209,24 @@ impl Partition {
     }
 
     pub fn incomplete_flows(&self) -> u64 {
-        self.nodes
-            .iter()
-            .map(|n| {
-                if let Node::Host(h) = n {
-                    h.incomplete_flows()
-                } else {
-                    0
-                }
-            })
-            .sum()
+        self.flows_total - self.metrics.counters.flows_completed
+    }
+}
+
+/// Hands one event to its node.
+#[inline]
+fn dispatch(m: &Model, ev: Event, node: &mut Node, sink: &mut Sink<'_>, mx: &mut Metrics) {
+    let t = ev.time_ps;
+    match (ev.what, node) {
+        (What::Arrive { in_port, pkt, .. }, Node::Switch(s)) => {
+            s.on_arrive(m, t, in_port, pkt, sink, &mut mx.counters)
+        }
+        (What::Arrive { pkt, .. }, Node::Host(h)) => h.on_arrive(m, t, pkt, sink, mx),
+        (What::TxDone { port, .. }, Node::Switch(s)) => s.on_tx_done(m, t, port, sink),
+        (What::TxDone { .. }, Node::Host(h)) => h.on_tx_done(m, t, sink, mx),
+        (What::Timer { kind, gen, .. }, Node::Host(h)) => h.on_timer(m, t, kind, gen, sink, mx),
+        (What::Timer { node, .. }, Node::Switch(_)) => {
+            unreachable!("switch {node} set no timer")
+        }
     }
 }

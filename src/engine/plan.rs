@@ -26,7 +26,17 @@ pub struct Plan {
     pub lookahead_ps: u64,
     /// Unidirectional links whose two ends are in different partitions.
     pub cut_links: u64,
+    /// Per global port id: the outbox slot, in its node's partition, of the link leaving
+    /// through it, or [`NOT_CUT`].
+    pub link_slot: Vec<u32>,
+    /// Per partition: the partition each outbox slot sends to.
+    pub out_neighbors: Vec<Vec<u32>>,
+    /// Per partition: (source partition, slot there) of every outbox that sends to it.
+    pub in_neighbors: Vec<Vec<(u32, u32)>>,
 }
+
+/// [`Plan::link_slot`] of a link inside one partition.
+pub const NOT_CUT: u32 = u32::MAX;
 
 impl Plan {
     /// The most partitions the automatic plan can make.
@@ -40,11 +50,7 @@ impl Plan {
             bail!("--partitions: must be at least 1");
         }
         if parts > max {
-            let unit = if m.fabric.kind == crate::scenario::TopologyKind::FatTree {
-                "edge switch"
-            } else {
-                "leaf"
-            };
+            let unit = m.fabric.group_unit();
             bail!("--partitions: {parts} is more than this fabric can be cut into ({max}: one per {unit})");
         }
         let f = &m.fabric;
@@ -86,24 +92,7 @@ impl Plan {
         if let Some(r) = (0..ranks).find(|r| !part_rank.contains(r)) {
             bail!("rank {r} has no partition");
         }
-        let mut lookahead_ps = u64::MAX;
-        let mut cut_links = 0;
-        for n in 0..f.num_nodes() {
-            for p in 0..f.num_ports(n) {
-                let (peer, _) = f.peer(n, p);
-                if node_part[n as usize] != node_part[peer as usize] {
-                    cut_links += 1;
-                    let delay =
-                        f.link(n, p).latency_ps + if f.is_host(peer) { 0 } else { m.forwarding_ps };
-                    if delay == 0 {
-                        bail!(
-                            "topology.link_latency_ns: zero lookahead: the link from node {n} port {p} to node {peer} is cut between partitions and has zero latency; give cut links a positive latency or use one partition"
-                        );
-                    }
-                    lookahead_ps = lookahead_ps.min(delay);
-                }
-            }
-        }
+        let cut = Cut::of(m, &node_part, parts)?;
         Ok(Plan {
             parts,
             ranks,
@@ -111,8 +100,11 @@ impl Plan {
             node_local,
             part_rank,
             part_ports,
-            lookahead_ps,
-            cut_links,
+            lookahead_ps: cut.lookahead_ps,
+            cut_links: cut.links,
+            link_slot: cut.link_slot,
+            out_neighbors: cut.out_neighbors,
+            in_neighbors: cut.in_neighbors,
         })
     }
 
@@ -136,6 +128,61 @@ impl Plan {
         let max = *self.part_ports.iter().max().expect("partitions") as f64;
         let mean = self.part_ports.iter().sum::<u64>() as f64 / self.parts as f64;
         max / mean
+    }
+}
+
+/// The links a node → partition assignment cuts, and what follows from them.
+struct Cut {
+    lookahead_ps: u64,
+    links: u64,
+    link_slot: Vec<u32>,
+    out_neighbors: Vec<Vec<u32>>,
+    in_neighbors: Vec<Vec<(u32, u32)>>,
+}
+
+impl Cut {
+    fn of(m: &Model, node_part: &[u32], parts: u32) -> Result<Cut> {
+        let f = &m.fabric;
+        let mut cut = Cut {
+            lookahead_ps: u64::MAX,
+            links: 0,
+            link_slot: vec![NOT_CUT; f.num_ports_total() as usize],
+            out_neighbors: vec![Vec::new(); parts as usize],
+            in_neighbors: vec![Vec::new(); parts as usize],
+        };
+        for n in 0..f.num_nodes() {
+            for p in 0..f.num_ports(n) {
+                let (peer, _) = f.peer(n, p, 0);
+                let (src, dst) = (node_part[n as usize], node_part[peer as usize]);
+                if src == dst {
+                    continue;
+                }
+                cut.links += 1;
+                let fwd = if f.is_host(peer) { 0 } else { m.forwarding_ps };
+                let delay = f.link(n, p).latency_ps + fwd;
+                if delay == 0 {
+                    bail!(
+                        "{}: zero lookahead: the link from node {n} port {p} to node {peer} has zero latency (and switch.forwarding_latency_ns is 0) but is cut between partitions {src} and {dst}; give it a positive latency or use one partition",
+                        f.latency_field(n, p)
+                    );
+                }
+                cut.lookahead_ps = cut.lookahead_ps.min(delay);
+                let outs = &mut cut.out_neighbors[src as usize];
+                let slot = match outs.iter().position(|&d| d == dst) {
+                    Some(s) => s,
+                    None => {
+                        outs.push(dst);
+                        cut.in_neighbors[dst as usize].push((src, outs.len() as u32 - 1));
+                        outs.len() - 1
+                    }
+                };
+                cut.link_slot[f.port_id(n, p) as usize] = slot as u32;
+            }
+        }
+        for ins in &mut cut.in_neighbors {
+            ins.sort_unstable();
+        }
+        Ok(cut)
     }
 }
 

@@ -1,40 +1,73 @@
-//! DRB (host side): the sender keeps one pointer per (destination host, size class) and sends
-//! successive packets through the switches of the lowest common layer in digit-reversed order
-//! (core switches for inter-pod, aggregation switches for intra-pod traffic), by source
-//! routing: the packet carries the waypoint and switches take the uplink towards it. The first
-//! index for a new destination is random.
+//! DRB (host side): the sender keeps one pointer per flow (and the receiver one per flow for
+//! its ACKs) and sends successive packets through the switches of the lowest common layer in
+//! digit-reversed order, by source routing: the packet carries a path code `c`, and a switch
+//! of tier t takes its uplink number `digit_t(c)`, where the digits of `c` in the mixed radix
+//! of the tiers' uplink counts put the first hop's digit lowest. Consecutive packets therefore
+//! change the first-hop uplink every packet, the second-hop uplink every w₁ packets, and so on
+//! (in a fat tree: the aggregation switch every packet, the core within it every h packets).
+//! The first code of a flow is random.
 
+use crate::packet::NO_VIA;
 use crate::topology::{Fabric, NodeId};
 use rand::Rng;
 use rand_pcg::Pcg32;
-use std::collections::HashMap;
 
-#[derive(Default)]
-pub struct DrbPointers {
-    next: HashMap<(NodeId, u32), u32>,
+/// Paths through the lowest common layer of `src` and `dst` (0: same edge switch, no choice).
+pub fn path_count(fabric: &Fabric, src: NodeId, dst: NodeId) -> u32 {
+    let top = fabric.lca_tier(src, dst);
+    (1..top)
+        .map(|t| fabric.tier_uplinks(t) as u32)
+        .product::<u32>()
+        * (top > 1) as u32
 }
 
-impl DrbPointers {
-    /// The waypoint for the next packet of `class` from `src` to `dst`, or `NO_VIA` when the
-    /// two hosts share an edge switch (no choice to make).
-    pub fn next_via(
-        &mut self,
-        fabric: &Fabric,
-        src: NodeId,
-        dst: NodeId,
-        class: u32,
-        rng: &mut Pcg32,
-    ) -> u32 {
-        let n = fabric.drb_path_count(src, dst);
-        if n == 0 {
-            return crate::net::packet::NO_VIA;
+/// The path code of the next packet, advancing `pointer` (`u32::MAX`: not yet drawn).
+pub fn next_via(
+    fabric: &Fabric,
+    src: NodeId,
+    dst: NodeId,
+    pointer: &mut u32,
+    rng: &mut Pcg32,
+) -> u32 {
+    let n = path_count(fabric, src, dst);
+    if n == 0 {
+        return NO_VIA;
+    }
+    if *pointer == u32::MAX {
+        *pointer = rng.gen_range(0..n);
+    }
+    let via = *pointer;
+    *pointer = (via + 1) % n;
+    via
+}
+
+/// The uplink index (among `count`) a switch of tier `tier` takes for path code `via`.
+#[inline]
+pub fn digit(fabric: &Fabric, tier: u8, via: u32, count: u16) -> u16 {
+    let below: u32 = (1..tier).map(|t| fabric.tier_uplinks(t) as u32).product();
+    ((via / below) % count as u32) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    #[test]
+    fn codes_cover_every_path_and_alternate_the_first_hop() {
+        let mut s = Scenario::default();
+        s.topology.k = 8;
+        let f = Fabric::build(&s);
+        let (src, dst) = (0, 127); // different pods: 16 paths through the cores
+        let n = path_count(&f, src, dst);
+        assert_eq!(n, 16);
+        assert_eq!(path_count(&f, 0, 5), 4); // same pod, other edge switch
+        assert_eq!(path_count(&f, 0, 1), 0); // same edge switch
+        let mut seen = std::collections::BTreeSet::new();
+        for c in 0..n {
+            let (d1, d2) = (digit(&f, 1, c, 4), digit(&f, 2, c, 4));
+            assert!(seen.insert((d1, d2)), "code {c} repeats a path");
+            assert_ne!(d1, digit(&f, 1, (c + 1) % n, 4), "first hop repeats");
         }
-        let c = self
-            .next
-            .entry((dst, class))
-            .or_insert_with(|| rng.gen_range(0..n));
-        let via = fabric.drb_via(src, dst, *c);
-        *c = (*c + 1) % n;
-        via
     }
 }

@@ -1,128 +1,84 @@
-//! Load balancing. Switch policies choose among the uplinks a route offers; host policies
-//! choose the entropy value (ECMP, RPS) or the waypoint (DRB) that switches then act on.
-//! Dispatch is by enum, never a trait object on the per-packet path.
+//! Load balancing. Switch policies ([`SwitchLb`]) choose among the candidate ports a route
+//! offers; host policies ([`HostLb`]) choose the entropy value (ECMP, RPS) or the path code
+//! (DRB) that switches then act on, and receive the transport's per-packet feedback. Dispatch
+//! is by enum, never a trait object on the per-packet path.
+//!
+//! The policy table is [`switch_and_host`]: for every `lb.policy` it gives the switch-side and
+//! host-side behaviour. Adding a policy: a variant of `scenario::LbPolicy` (its scenario name),
+//! a file here, a variant of [`SwitchLb`] or [`HostLb`], and one row of that table.
+//!
+//! A policy sees only what its node could see: its own ports, its own state, the packet, and
+//! (hosts) feedback carried back by packets. Nothing global at run time.
 
 pub mod drb;
 pub mod ecmp;
+pub mod host;
 pub mod jsq;
 pub mod ofan;
 pub mod rsq;
 pub mod simple_rr;
+pub mod switch;
 
-use crate::net::packet::NO_VIA;
-use crate::net::{Packet, Port};
+pub use host::{Feedback, FlowPath, HostLb};
+pub use switch::{QueueView, SwitchCtx, SwitchLb};
+
+use crate::rng::{stream, Purpose};
 use crate::scenario::{LbConfig, LbPolicy};
-use crate::topology::{Fabric, NodeId};
-use ofan::{Ofan, PortOrder};
-use rand_pcg::Pcg32;
-use simple_rr::SimpleRr;
+use crate::topology::Fabric;
+use ofan::PortOrders;
 
-/// Per-switch LB state.
-pub enum SwitchLb {
-    /// ECMP hashing; also what switches do under host-driven RPS.
+/// Which switch-side and host-side behaviour each `lb.policy` means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchKind {
+    /// ECMP hash of (flow, entropy, salt); also what switches do under host-driven RPS.
     Hash,
     Rsq,
-    SimpleRr(SimpleRr),
+    SimpleRr,
     Jsq,
-    /// Follow the packet's DRB waypoint.
-    Drb,
-    Ofan(Ofan),
+    /// Follow the packet's DRB path code.
+    FollowPath,
+    Ofan,
 }
 
-/// LB configuration shared by every switch of a run.
+/// The policy table: (switch side, host side) for every policy.
+pub fn switch_and_host(policy: LbPolicy) -> (SwitchKind, HostLb) {
+    match policy {
+        LbPolicy::Ecmp => (SwitchKind::Hash, HostLb::Ecmp),
+        LbPolicy::Rps => (SwitchKind::Hash, HostLb::Rps),
+        LbPolicy::Rsq => (SwitchKind::Rsq, HostLb::Fixed),
+        LbPolicy::SimpleRr => (SwitchKind::SimpleRr, HostLb::Fixed),
+        LbPolicy::Jsq => (SwitchKind::Jsq, HostLb::Fixed),
+        LbPolicy::Drb => (SwitchKind::FollowPath, HostLb::Drb),
+        LbPolicy::Ofan | LbPolicy::Pofan => (SwitchKind::Ofan, HostLb::Fixed),
+    }
+}
+
+/// LB configuration shared by every switch of a run, built once from the scenario.
 pub struct LbShared {
+    pub cfg: LbConfig,
+    pub switch_kind: SwitchKind,
+    pub host: HostLb,
+    /// Route control packets by ECMP hash instead of the policy.
     pub ack_ecmp: bool,
-    pub order: Option<PortOrder>,
+    /// Ofan port orders, one per distinct uplink count (empty for other policies).
+    pub orders: PortOrders,
 }
 
-impl SwitchLb {
-    pub fn new(cfg: &LbConfig, fabric: &Fabric, node: NodeId, rng: &mut Pcg32) -> SwitchLb {
-        let ports = fabric.num_ports(node);
-        let uplinks = fabric.uplinks(node);
-        match cfg.policy {
-            LbPolicy::Ecmp | LbPolicy::Rps => SwitchLb::Hash,
-            LbPolicy::Rsq => SwitchLb::Rsq,
-            LbPolicy::SimpleRr => SwitchLb::SimpleRr(SimpleRr::new(uplinks, cfg.rr_reshuffle, rng)),
-            LbPolicy::Jsq => SwitchLb::Jsq,
-            LbPolicy::Drb => SwitchLb::Drb,
-            LbPolicy::Ofan | LbPolicy::Pofan if uplinks == 0 => SwitchLb::Hash,
-            LbPolicy::Ofan | LbPolicy::Pofan => {
-                let (_, n_dest) = fabric.lb_destination(node, 0);
-                SwitchLb::Ofan(Ofan::new(
-                    uplinks,
-                    ports,
-                    pipe_ports(cfg, ports),
-                    n_dest,
-                    rng,
-                ))
-            }
-        }
-    }
-
-    /// Chooses the output port (absolute index) for `pkt` among uplinks `first..first+count`.
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub fn choose(
-        &mut self,
-        shared: &LbShared,
-        fabric: &Fabric,
-        node: NodeId,
-        pkt: &Packet,
-        in_port: u16,
-        first: u16,
-        count: u16,
-        ports: &[Port],
-        salt: u32,
-        rng: &mut Pcg32,
-    ) -> u16 {
-        let flow_key = pkt.flow.wrapping_mul(2) | pkt.size_class();
-        if count == 1 {
-            return first;
-        }
-        if shared.ack_ecmp && !pkt.is_data() {
-            return first + ecmp::choose(flow_key, pkt.entropy, salt, count);
-        }
-        let i = match self {
-            SwitchLb::Hash => ecmp::choose(flow_key, pkt.entropy, salt, count),
-            SwitchLb::Rsq => rsq::choose(count, rng),
-            SwitchLb::SimpleRr(rr) => rr.choose(count, rng),
-            SwitchLb::Jsq => jsq::choose(ports, first, count, rng),
-            SwitchLb::Drb => {
-                if pkt.via == NO_VIA {
-                    ecmp::choose(flow_key, pkt.entropy, salt, count)
-                } else {
-                    return fabric.via_up_port(node, pkt.via);
-                }
-            }
-            SwitchLb::Ofan(o) => {
-                let (d, _) = fabric.lb_destination(node, pkt.dst);
-                let order = shared.order.as_ref().expect("Ofan port order");
-                o.choose(order, in_port, d, pkt.size_class())
-            }
+impl LbShared {
+    pub fn new(cfg: &LbConfig, fabric: &Fabric, seed: u64) -> LbShared {
+        let (switch_kind, host) = switch_and_host(cfg.policy);
+        let orders = if switch_kind == SwitchKind::Ofan {
+            let widths = (fabric.num_hosts..fabric.num_nodes()).map(|n| fabric.uplinks(n));
+            PortOrders::random(widths, &mut stream(seed, 0, Purpose::OfanPermutation))
+        } else {
+            PortOrders::default()
         };
-        first + i
-    }
-
-    /// Bytes of LB pointer state switch `node` will hold (reported by `weft validate`).
-    pub fn pointer_bytes(cfg: &LbConfig, fabric: &Fabric, node: NodeId) -> usize {
-        let ports = fabric.num_ports(node);
-        match cfg.policy {
-            LbPolicy::Ofan | LbPolicy::Pofan if fabric.uplinks(node) > 0 => Ofan::pointer_len(
-                ports,
-                pipe_ports(cfg, ports),
-                fabric.lb_destination(node, 0).1,
-            ),
-            LbPolicy::SimpleRr => 2 + 2 * fabric.uplinks(node) as usize,
-            _ => 0,
+        LbShared {
+            cfg: cfg.clone(),
+            switch_kind,
+            host,
+            ack_ecmp: cfg.acks_hashed(),
+            orders,
         }
-    }
-}
-
-/// Ingress ports per pipe: all of them for Ofan, `pipe_ports` for pOfan.
-fn pipe_ports(cfg: &LbConfig, ports: u16) -> u16 {
-    if cfg.policy == LbPolicy::Ofan {
-        ports
-    } else {
-        cfg.pipe_ports as u16
     }
 }

@@ -13,6 +13,35 @@
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_pcg::Pcg32;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One [`PortOrder`] per distinct uplink count in the fabric, so that every switch's order
+/// has exactly its own width. Orders are drawn in increasing width from one stream (a fabric
+/// with one uplink count draws exactly one permutation).
+#[derive(Clone, Debug, Default)]
+pub struct PortOrders {
+    by_width: BTreeMap<u16, PortOrder>,
+}
+
+impl PortOrders {
+    pub fn random(widths: impl Iterator<Item = u16>, rng: &mut Pcg32) -> PortOrders {
+        let widths: std::collections::BTreeSet<u16> = widths.filter(|&w| w > 0).collect();
+        PortOrders {
+            by_width: widths
+                .into_iter()
+                .map(|w| (w, PortOrder::random(w, rng)))
+                .collect(),
+        }
+    }
+    /// The order of width `w`; every switch's uplink count has one.
+    #[inline]
+    pub fn for_width(&self, w: u16) -> &PortOrder {
+        self.by_width
+            .get(&w)
+            .expect("a port order exists for every uplink count of the fabric")
+    }
+}
 
 /// The global port-order permutation P and the per-pointer port order π_id built from it.
 #[derive(Clone, Debug)]
@@ -59,6 +88,7 @@ impl PortOrder {
     }
 }
 
+#[derive(Serialize, Deserialize)]
 pub struct Ofan {
     /// Uplinks w.
     w: u16,
@@ -99,12 +129,21 @@ impl Ofan {
     #[inline]
     pub fn choose(&mut self, order: &PortOrder, in_port: u16, d: u32, class: u32) -> u16 {
         debug_assert!(d < self.n_dest && class < 2);
-        debug_assert_eq!(order.width(), self.w);
+        assert_eq!(
+            order.width(),
+            self.w,
+            "port order width differs from the uplinks"
+        );
         let pipe = (in_port / self.pipe_ports) as usize;
         let slot = (pipe * self.n_dest as usize + d as usize) * 2 + class as usize;
         let p = self.pointers[slot];
         self.pointers[slot] = ((p as u16 + 1) % self.w) as u8;
         order.port(d + self.n_dest * class, p as u16)
+    }
+
+    /// Uplinks w this switch rotates over.
+    pub fn width(&self) -> u16 {
+        self.w
     }
 
     pub fn pointer_count(&self) -> usize {

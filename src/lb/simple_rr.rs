@@ -5,7 +5,9 @@
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_pcg::Pcg32;
+use serde::{Deserialize, Serialize};
 
+#[derive(Serialize, Deserialize)]
 pub struct SimpleRr {
     order: Vec<u16>,
     crt: u16,

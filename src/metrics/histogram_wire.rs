@@ -18,6 +18,25 @@ pub fn decode(bytes: &[u8]) -> Histogram<u64> {
         .expect("a histogram encoded by this build decodes")
 }
 
+/// Serde for histograms (checkpoints): the same V2 deflate bytes as on the wire. A decoded
+/// recording histogram grows again as it records (auto-resize is not part of the encoding).
+pub mod serde_v2 {
+    use hdrhistogram::Histogram;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(h: &Histogram<u64>, s: S) -> Result<S::Ok, S::Error> {
+        super::encode(h).serialize(s)
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Histogram<u64>, D::Error> {
+        let bytes = Vec::<u8>::deserialize(d)?;
+        let mut h: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+            .deserialize(&mut &bytes[..])
+            .map_err(|e| serde::de::Error::custom(format!("histogram: {e:?}")))?;
+        h.auto(true);
+        Ok(h)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,8 +4,12 @@
 
 pub mod bound;
 pub mod histogram_wire;
+mod port_stats;
+pub mod process;
 mod stages;
+pub mod workload_bound;
 
+pub use port_stats::PortStats;
 pub use stages::StageStats;
 
 use hdrhistogram::Histogram;
@@ -23,6 +27,8 @@ pub struct Counters {
     pub acks_dropped: u64,
     pub ecn_marked: u64,
     pub flows_completed: u64,
+    /// ACKs that acknowledged nothing new (duplicate, late, or for an unknown flow).
+    pub stale_acks: u64,
     /// First data packet sent by any host (u64::MAX: none).
     pub first_send_ps: u64,
     /// Last ACK that completed a flow.
@@ -49,6 +55,7 @@ impl Counters {
         self.acks_dropped += o.acks_dropped;
         self.ecn_marked += o.ecn_marked;
         self.flows_completed += o.flows_completed;
+        self.stale_acks += o.stale_acks;
         self.first_send_ps = self.first_send_ps.min(o.first_send_ps);
         self.last_ack_ps = self.last_ack_ps.max(o.last_ack_ps);
         self.last_event_ps = self.last_event_ps.max(o.last_event_ps);
@@ -82,11 +89,14 @@ pub fn record_ns(h: &mut Histogram<u64>, ns: u64) {
         .expect("a growing histogram records any clamped value");
 }
 
+#[derive(Serialize, Deserialize)]
 pub struct Metrics {
     pub counters: Counters,
     /// One-way latency of data packets, source NIC start of transmission to arrival, in ns.
+    #[serde(with = "histogram_wire::serde_v2")]
     pub latency_ns: Histogram<u64>,
     /// Flow completion times (flow start to last ACK), in ns.
+    #[serde(with = "histogram_wire::serde_v2")]
     pub fct_ns: Histogram<u64>,
 }
 

@@ -1,6 +1,6 @@
 //! Queue and link statistics aggregated per stage of the fabric (host_edge, edge_agg, ...).
 
-use crate::net::port::PortStats;
+use super::PortStats;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

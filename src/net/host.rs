@@ -1,110 +1,70 @@
-//! A host without congestion control (the Ofan paper's LB-isolation mode): it paces its data
-//! at `load × line rate`, serves its active flows round-robin one packet at a time, interleaves
-//! data and ACKs round-robin, and ACKs every data packet it receives. A flow completes when its
-//! last data packet is acknowledged.
-//!
-//! The NIC builds a packet only when its serializer is free (a pull model, as htsim's pacers),
-//! so the host's queue never holds more than the packet being transmitted.
+//! A host: its NIC, the senders of the flows it has started, the receivers of the flows it is
+//! receiving (when the transport or LB policy keeps per-flow receiver state), and its RNG
+//! stream. It starts its flows in order of start time, asks the transport which packet each
+//! flow sends next, ACKs every data packet it receives, and reports each flow's completion.
 
-use super::link::{finish_tx, start_tx, Scheduler};
-use super::packet::{Packet, PacketKind, NO_VIA};
-use super::Port;
-use crate::engine::event::Event;
-use crate::lb::drb::DrbPointers;
-use crate::metrics::Metrics;
+use super::event::{Scheduler, TimerKind, TimerSeq};
+use super::link::{finish_tx, start_tx};
+use super::nic::{Nic, Pick};
+use crate::lb::{Feedback, FlowPath};
+use crate::metrics::{record_ns, Metrics};
 use crate::model::Model;
+use crate::packet::{flags, FlowId, Packet, PacketKind};
 use crate::rng::{stream, Purpose};
-use crate::scenario::LbPolicy;
-use crate::time::{NEVER_PS, PS_PER_NS};
+use crate::time::PS_PER_NS;
 use crate::topology::NodeId;
-use rand::Rng;
+use crate::transport::{AckInfo, Receiver, Sender};
 use rand_pcg::Pcg32;
-use std::collections::VecDeque;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
-struct Sender {
-    next_seq: u32,
-    packets: u32,
-    acked: u32,
-    /// ECMP: the flow's fixed entropy value.
-    entropy: u16,
+/// A started flow of this host.
+#[derive(Serialize, Deserialize)]
+struct FlowSender {
+    sender: Sender,
+    path: FlowPath,
 }
 
+#[derive(Serialize, Deserialize)]
 pub struct Host {
     pub id: NodeId,
-    pub port: Port,
-    first_flow: u32,
-    senders: Vec<Sender>,
-    /// Local index of the next flow to start (flows are sorted by start time).
-    next_start: u32,
-    active: VecDeque<u32>,
-    acks: VecDeque<Packet>,
-    last_was_ack: bool,
-    next_data_ps: u64,
-    wake_at_ps: u64,
-    drb: DrbPointers,
+    pub nic: Nic,
+    /// Started flows, by index among the host's flows.
+    flows: Vec<FlowSender>,
+    /// Flows this host sends (the workload's count).
+    n_flows: u32,
+    completed: u32,
+    /// Receiver state of incoming flows that still expect packets (only when needed).
+    receivers: BTreeMap<FlowId, Receiver>,
     rng: Pcg32,
+    timers: TimerSeq,
 }
 
 impl Host {
     pub fn new(m: &Model, id: NodeId) -> Host {
-        let range = m.workload.host_flows(id);
-        let senders = range
-            .clone()
-            .map(|f| {
-                let packets = m.packets_for(m.workload.flow(f).bytes);
-                assert!(
-                    packets <= u32::MAX as u64,
-                    "flow {f} has more than 2^32 packets"
-                );
-                Sender {
-                    next_seq: 0,
-                    packets: packets as u32,
-                    acked: 0,
-                    entropy: 0,
-                }
-            })
-            .collect();
         Host {
             id,
-            port: Port::default(),
-            first_flow: range.start,
-            senders,
-            next_start: 0,
-            active: VecDeque::new(),
-            acks: VecDeque::new(),
-            last_was_ack: false,
-            next_data_ps: 0,
-            wake_at_ps: NEVER_PS,
-            drb: DrbPointers::default(),
+            nic: Nic::default(),
+            flows: Vec::new(),
+            n_flows: m.workload.flows_of(id),
+            completed: 0,
+            receivers: BTreeMap::new(),
             rng: stream(m.seed, id as u64, Purpose::HostLb),
+            timers: TimerSeq::default(),
         }
     }
 
-    /// The event that starts this host, if it has anything to send.
-    pub fn initial_wake(&mut self, m: &Model) -> Option<Event> {
-        if self.senders.is_empty() {
-            return None;
-        }
-        let first = m.workload.flow(self.first_flow + self.next_start);
-        self.wake_at_ps = first.start_ps;
-        Some(Event::wake(first.start_ps, self.id))
-    }
-
-    fn entropy_for(&mut self, m: &Model, flow_entropy: u16) -> u16 {
-        match m.lb_cfg.policy {
-            LbPolicy::Rps => self.rng.gen_range(0..m.lb_cfg.entropy_paths) as u16,
-            LbPolicy::Ecmp => flow_entropy,
-            _ => 0,
+    /// Sets the wake-up that starts this host, if it has anything to send.
+    pub fn start<S: Scheduler>(&mut self, m: &Model, out: &mut S) {
+        if self.n_flows > 0 {
+            let first = m.workload.flow(self.id, 0).start_ps;
+            self.set_wake(first, out);
         }
     }
 
-    fn via_for(&mut self, m: &Model, dst: NodeId, class: u32) -> u32 {
-        if m.lb_cfg.policy == LbPolicy::Drb {
-            self.drb
-                .next_via(&m.fabric, self.id, dst, class, &mut self.rng)
-        } else {
-            NO_VIA
-        }
+    /// Flows of this host that have not completed.
+    pub fn incomplete_flows(&self) -> u64 {
+        (self.n_flows - self.completed) as u64
     }
 
     pub fn on_arrive<S: Scheduler>(
@@ -116,44 +76,108 @@ impl Host {
         mx: &mut Metrics,
     ) {
         debug_assert_eq!(pkt.dst, self.id);
-        let c = &mut mx.counters;
-        match pkt.kind {
+        let wake = match pkt.kind {
             PacketKind::Data => {
-                c.data_delivered += 1;
-                crate::metrics::record_ns(&mut mx.latency_ns, (now_ps - pkt.sent_ps) / PS_PER_NS);
-                let entropy = self.entropy_for(m, pkt.entropy);
-                let via = self.via_for(m, pkt.src, 1);
-                self.acks.push_back(Packet {
-                    flow: pkt.flow,
-                    seq: pkt.seq,
-                    src: self.id,
-                    dst: pkt.src,
-                    sent_ps: 0,
-                    size_bytes: m.ack_bytes,
-                    via,
-                    entropy,
-                    kind: PacketKind::Ack,
-                    ecn: pkt.ecn,
-                });
-                self.try_send(m, now_ps, out, mx);
+                self.on_data(m, now_ps, pkt, mx);
+                true
             }
-            PacketKind::Ack => {
-                c.acks_delivered += 1;
-                let s = &mut self.senders[(pkt.flow - self.first_flow) as usize];
-                s.acked += 1;
-                assert!(
-                    s.acked <= s.packets,
-                    "flow {} acknowledged more packets than it sent",
-                    pkt.flow
-                );
-                if s.acked == s.packets {
-                    let start = m.workload.flow(pkt.flow).start_ps;
-                    crate::metrics::record_ns(&mut mx.fct_ns, (now_ps - start) / PS_PER_NS);
-                    c.flows_completed += 1;
-                    c.last_ack_ps = c.last_ack_ps.max(now_ps);
-                }
-            }
+            PacketKind::Ack => self.on_ack(m, now_ps, pkt, mx),
+        };
+        if wake {
+            self.try_send(m, now_ps, out, mx);
         }
+    }
+
+    fn on_data(&mut self, m: &Model, now_ps: u64, pkt: Packet, mx: &mut Metrics) {
+        mx.counters.data_delivered += 1;
+        record_ns(&mut mx.latency_ns, (now_ps - pkt.sent_ps) / PS_PER_NS);
+        let mut path = FlowPath::RECEIVER;
+        let receiver = if m.lb.host.needs_receiver_state() {
+            let r = self.receivers.entry(pkt.flow_id()).or_default();
+            r.on_data(pkt.seq);
+            Some(r)
+        } else {
+            None
+        };
+        let path = receiver.map_or(&mut path, |r| &mut r.path);
+        let (entropy, via) = m.lb.host.next_packet(
+            &m.fabric,
+            path,
+            self.id,
+            pkt.src,
+            Some(pkt.entropy),
+            m.lb.cfg.entropy_paths,
+            &mut self.rng,
+        );
+        if m.lb.host.needs_receiver_state() {
+            self.forget_finished_receiver(m, pkt.flow_id());
+        }
+        let echo = if pkt.ecn() { flags::ECN_ECHO } else { 0 };
+        self.nic.control.push_back(Packet {
+            sent_ps: pkt.sent_ps,
+            sack: 0,
+            flow_index: pkt.flow_index,
+            src: self.id,
+            dst: pkt.src,
+            seq: pkt.seq,
+            ack: pkt.seq + 1,
+            size_bytes: m.ack_bytes,
+            via,
+            entropy,
+            kind: PacketKind::Ack,
+            flags: echo,
+        });
+    }
+
+    /// Drops a receiver's state once every packet of its flow has arrived.
+    fn forget_finished_receiver(&mut self, m: &Model, id: FlowId) {
+        let packets = m.packets_for(m.workload.flow_by_id(id).bytes);
+        if self
+            .receivers
+            .get(&id)
+            .is_some_and(|r| r.received.len() >= packets)
+        {
+            self.receivers.remove(&id);
+        }
+    }
+
+    /// Handles an ACK; returns whether a flow the transport had held back may send again.
+    fn on_ack(&mut self, m: &Model, now_ps: u64, pkt: Packet, mx: &mut Metrics) -> bool {
+        let c = &mut mx.counters;
+        c.acks_delivered += 1;
+        let i = pkt.flow_index;
+        let Some(f) = self.flows.get_mut(i as usize) else {
+            c.stale_acks += 1;
+            return false;
+        };
+        let info = AckInfo {
+            seq: pkt.seq,
+            cumulative: pkt.ack,
+            sack: pkt.sack,
+            ecn_echo: pkt.flags & flags::ECN_ECHO != 0,
+            entropy: pkt.entropy,
+            data_sent_ps: pkt.sent_ps,
+        };
+        let outcome = f.sender.on_ack(&info, now_ps);
+        c.stale_acks += outcome.stale as u64;
+        let what = if info.ecn_echo {
+            Feedback::Ecn
+        } else {
+            Feedback::Delivered
+        };
+        m.lb.host.feedback(&mut f.path, info.entropy, what);
+        if outcome.completed {
+            let start = m.workload.flow(self.id, pkt.flow_index).start_ps;
+            record_ns(&mut mx.fct_ns, (now_ps - start) / PS_PER_NS);
+            c.flows_completed += 1;
+            c.last_ack_ps = c.last_ack_ps.max(now_ps);
+            self.completed += 1;
+        }
+        let readmit = f.sender.has_data() && !self.nic.active.contains(&i);
+        if readmit {
+            self.nic.active.push_back(i);
+        }
+        readmit
     }
 
     pub fn on_tx_done<S: Scheduler>(
@@ -163,107 +187,136 @@ impl Host {
         out: &mut S,
         mx: &mut Metrics,
     ) {
-        finish_tx(m, self.id, 0, &mut self.port, now_ps, out);
+        finish_tx(m, self.id, 0, &mut self.nic.port, now_ps, out);
         self.try_send(m, now_ps, out, mx);
     }
 
-    pub fn on_wake<S: Scheduler>(&mut self, m: &Model, now_ps: u64, out: &mut S, mx: &mut Metrics) {
-        if now_ps != self.wake_at_ps {
-            return; // superseded by an earlier wake-up
+    pub fn on_timer<S: Scheduler>(
+        &mut self,
+        m: &Model,
+        now_ps: u64,
+        kind: TimerKind,
+        gen: u32,
+        out: &mut S,
+        mx: &mut Metrics,
+    ) {
+        match kind {
+            TimerKind::NicWake if self.nic.wake.fires(gen) => {
+                self.nic.wake.clear();
+                self.try_send(m, now_ps, out, mx);
+            }
+            TimerKind::NicWake => {} // superseded by an earlier wake-up
         }
-        self.wake_at_ps = NEVER_PS;
-        self.try_send(m, now_ps, out, mx);
     }
 
-    fn schedule_wake<S: Scheduler>(&mut self, at_ps: u64, now_ps: u64, out: &mut S) {
-        debug_assert!(at_ps > now_ps);
-        if self.wake_at_ps <= now_ps || at_ps < self.wake_at_ps {
-            self.wake_at_ps = at_ps;
-            out.schedule(Event::wake(at_ps, self.id));
+    /// Wakes the NIC at `at_ps` unless it already wakes between now and then.
+    fn set_wake<S: Scheduler>(&mut self, at_ps: u64, out: &mut S) {
+        let w = &self.nic.wake;
+        if w.at_ps != crate::time::NEVER_PS && w.at_ps <= at_ps {
+            return;
+        }
+        let (id, slot) = (self.id, &mut self.nic.wake);
+        self.timers.set(slot, id, TimerKind::NicWake, 0, at_ps, out);
+    }
+
+    /// Starts every flow whose start time has come.
+    fn start_due_flows(&mut self, m: &Model, now_ps: u64) {
+        while (self.flows.len() as u32) < self.n_flows {
+            let i = self.flows.len() as u32;
+            let f = m.workload.flow(self.id, i);
+            if f.start_ps > now_ps {
+                break;
+            }
+            let packets = m.packets_for(f.bytes);
+            assert!(
+                packets <= u32::MAX as u64,
+                "flow {i} of host {} has more than 2^32 packets",
+                self.id
+            );
+            let path = m.lb.host.start_flow(m.lb.cfg.entropy_paths, &mut self.rng);
+            self.flows.push(FlowSender {
+                sender: Sender::new(packets as u32),
+                path,
+            });
+            self.nic.active.push_back(i);
         }
     }
 
     fn try_send<S: Scheduler>(&mut self, m: &Model, now_ps: u64, out: &mut S, mx: &mut Metrics) {
-        if self.port.busy {
+        if self.nic.port.busy {
             return;
         }
-        while (self.next_start as usize) < self.senders.len() {
-            let f = self.first_flow + self.next_start;
-            if m.workload.flow(f).start_ps > now_ps {
-                break;
+        self.start_due_flows(m, now_ps);
+        let pkt = match self.nic.pick(now_ps) {
+            Some(Pick::Control) => {
+                mx.counters.acks_sent += 1;
+                self.nic.control.pop_front().expect("picked control")
             }
-            let entropy = self.rng.gen_range(0..m.lb_cfg.entropy_paths) as u16;
-            self.senders[self.next_start as usize].entropy = entropy;
-            self.active.push_back(self.next_start);
-            self.next_start += 1;
-        }
-        let data_ok = !self.active.is_empty() && now_ps >= self.next_data_ps;
-        let ack_ok = !self.acks.is_empty();
-        let send_ack = match (data_ok, ack_ok) {
-            (true, true) => !self.last_was_ack,
-            (false, true) => true,
-            (true, false) => false,
-            (false, false) => {
-                let next = if !self.active.is_empty() {
-                    self.next_data_ps
-                } else if (self.next_start as usize) < self.senders.len() {
-                    m.workload.flow(self.first_flow + self.next_start).start_ps
-                } else {
-                    return;
-                };
-                self.schedule_wake(next, now_ps, out);
+            Some(Pick::Data) => match self.next_data(m, now_ps, mx) {
+                Some(p) => p,
+                None => return self.try_send(m, now_ps, out, mx),
+            },
+            None => {
+                let next_start = ((self.flows.len() as u32) < self.n_flows)
+                    .then(|| m.workload.flow(self.id, self.flows.len() as u32).start_ps);
+                if let Some(at) = self.nic.data_ready_at().or(next_start) {
+                    self.set_wake(at, out);
+                }
                 return;
             }
         };
-        let pkt = if send_ack {
-            let mut a = self.acks.pop_front().expect("ack_ok");
-            a.sent_ps = now_ps;
-            mx.counters.acks_sent += 1;
-            a
+        let begin = self.nic.start_time(now_ps);
+        let wire = m
+            .fabric
+            .link(self.id, 0)
+            .serialization_ps(pkt.size_bytes as u64 + m.interframe_bytes as u64);
+        let pick = if pkt.is_data() {
+            Pick::Data
         } else {
-            let li = self.active.pop_front().expect("data_ok");
-            let flow = self.first_flow + li;
-            let (seq, flow_entropy) = {
-                let s = &mut self.senders[li as usize];
-                s.next_seq += 1;
-                if s.next_seq < s.packets {
-                    self.active.push_back(li);
-                }
-                (s.next_seq - 1, s.entropy)
-            };
-            let f = m.workload.flow(flow);
-            let size_bytes = m.data_size(f.bytes, seq);
-            let entropy = self.entropy_for(m, flow_entropy);
-            let via = self.via_for(m, f.dst, 0);
-            let wire = m
-                .fabric
-                .link(self.id, 0)
-                .serialization_ps(size_bytes as u64 + m.interframe_bytes as u64);
-            self.next_data_ps = now_ps + wire * 1_000_000 / m.load_ppm;
-            let c = &mut mx.counters;
-            c.data_sent += 1;
-            c.first_send_ps = c.first_send_ps.min(now_ps);
-            Packet {
-                flow,
-                seq,
-                src: self.id,
-                dst: f.dst,
-                sent_ps: now_ps,
-                size_bytes,
-                via,
-                entropy,
-                kind: PacketKind::Data,
-                ecn: false,
-            }
+            Pick::Control
         };
-        self.last_was_ack = send_ack;
-        let ok = self.port.enqueue(pkt, now_ps, u64::MAX);
-        debug_assert!(ok);
-        start_tx(m, self.id, 0, &mut self.port, now_ps, out);
+        self.nic.picked(pick, begin, wire, m.load_ppm);
+        self.nic.port.push(pkt, now_ps);
+        let started = start_tx(m, self.id, 0, &mut self.nic.port, now_ps, out);
+        debug_assert_eq!(started, begin);
     }
 
-    /// Flows of this host that have not completed.
-    pub fn incomplete_flows(&self) -> u64 {
-        self.senders.iter().filter(|s| s.acked < s.packets).count() as u64
+    /// The next data packet of the first active flow, or `None` if its transport holds it
+    /// back (the flow leaves the rotation until an acknowledgement re-admits it).
+    fn next_data(&mut self, m: &Model, now_ps: u64, mx: &mut Metrics) -> Option<Packet> {
+        let i = self.nic.active.pop_front().expect("picked data");
+        let f = &mut self.flows[i as usize];
+        let seq = f.sender.next_seq(now_ps)?;
+        if f.sender.has_data() {
+            self.nic.active.push_back(i);
+        }
+        let flow = m.workload.flow(self.id, i);
+        let (entropy, via) = m.lb.host.next_packet(
+            &m.fabric,
+            &mut f.path,
+            self.id,
+            flow.dst,
+            None,
+            m.lb.cfg.entropy_paths,
+            &mut self.rng,
+        );
+        let begin = self.nic.start_time(now_ps);
+        let c = &mut mx.counters;
+        c.data_sent += 1;
+        c.first_send_ps = c.first_send_ps.min(begin);
+        Some(Packet {
+            sent_ps: begin,
+            sack: 0,
+            flow_index: i,
+            src: self.id,
+            dst: flow.dst,
+            seq,
+            ack: 0,
+            size_bytes: m.data_size(flow.bytes, seq),
+            via,
+            entropy,
+            kind: PacketKind::Data,
+            flags: 0,
+        })
     }
 }

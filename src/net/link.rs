@@ -1,25 +1,19 @@
-//! Moving packets through a port: start serializing the head packet, and when its last bit is
-//! out, hand it to the link, which delivers it `latency` later at the peer's input.
+//! Moving packets through a port.
+//!
+//! Physics: a frame of B buffer bytes holds the wire for ser(B); its last bit reaches the
+//! peer `latency` later (plus the peer switch's forwarding latency). The inter-frame gap
+//! (`packet.interframe_bytes`, preamble included) follows the frame on the wire: it delays
+//! the next frame of the same port, never the packet itself. So the `TxDone` event is at the
+//! frame's last bit, the arrival is `latency` after it, and the next frame starts at
+//! `free_at_ps` = last bit + ser(gap) at the earliest.
 
+use super::event::{Event, Scheduler};
 use super::Port;
-use crate::engine::event::Event;
 use crate::model::Model;
 use crate::topology::NodeId;
 
-/// Where node logic puts the events it creates; the engine routes them to the owning
-/// partition (local queue or outbox).
-pub trait Scheduler {
-    fn schedule(&mut self, ev: Event);
-}
-
-#[inline]
-fn wire_ps(m: &Model, node: NodeId, p: u16, size_bytes: u32) -> u64 {
-    m.fabric
-        .link(node, p)
-        .serialization_ps(size_bytes as u64 + m.interframe_bytes as u64)
-}
-
-/// Starts transmitting the head of `port` (which must be idle and non-empty).
+/// Starts transmitting the head of `port` (which must be idle and non-empty) as soon as the
+/// wire is free; returns the time the frame's first bit goes out.
 #[inline]
 pub fn start_tx<S: Scheduler>(
     m: &Model,
@@ -28,15 +22,20 @@ pub fn start_tx<S: Scheduler>(
     port: &mut Port,
     now_ps: u64,
     out: &mut S,
-) {
+) -> u64 {
     debug_assert!(!port.busy);
     let head = port.queue.front().expect("start_tx on an empty port");
+    let link = m.fabric.link(node, p);
+    let begin = now_ps.max(port.free_at_ps);
+    let last_bit = begin + link.serialization_ps(head.size_bytes as u64);
+    port.free_at_ps = last_bit + link.serialization_ps(m.interframe_bytes as u64);
     port.busy = true;
-    let done = now_ps + wire_ps(m, node, p, head.size_bytes);
-    out.schedule(Event::tx_done(done, m.fabric.port_id(node, p), node, p));
+    out.schedule(Event::tx_done(last_bit, m.fabric.port_id(node, p), node, p));
+    begin
 }
 
-/// Ends the head packet's transmission, sends it over the link, and starts the next one.
+/// Ends the head packet's transmission (its last bit is out), sends it over the link, and
+/// starts the next one.
 #[inline]
 pub fn finish_tx<S: Scheduler>(
     m: &Model,
@@ -47,25 +46,22 @@ pub fn finish_tx<S: Scheduler>(
     out: &mut S,
 ) {
     debug_assert!(port.busy);
+    let link = m.fabric.link(node, p);
     let size = port
         .queue
         .front()
         .expect("finish_tx on an empty port")
         .size_bytes;
-    let pkt = port.dequeue(now_ps, wire_ps(m, node, p, size));
+    let wire = link.serialization_ps(size as u64 + m.interframe_bytes as u64);
+    let pkt = port.pop(now_ps, wire);
     port.busy = false;
-    let (peer, peer_port) = m.fabric.peer(node, p);
-    let mut at = now_ps + m.fabric.link(node, p).latency_ps;
+    let (peer, peer_port) = m.fabric.peer(node, p, now_ps);
+    let mut at = now_ps + link.latency_ps;
     if !m.fabric.is_host(peer) {
         at += m.forwarding_ps;
     }
-    out.schedule(Event::arrive(
-        at,
-        m.fabric.port_id(node, p),
-        peer,
-        peer_port,
-        pkt,
-    ));
+    let link_id = m.fabric.port_id(node, p);
+    out.schedule(Event::arrive(at, link_id, peer, peer_port, pkt));
     if !port.queue.is_empty() {
         start_tx(m, node, p, port, now_ps, out);
     }

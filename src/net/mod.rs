@@ -1,10 +1,12 @@
-//! Packets, output ports, and the per-node behaviour of switches and hosts.
+//! Nodes and what moves between them: events, output ports and their queue discipline,
+//! links, switches, and hosts (NIC and the transports of their flows).
 
+pub mod event;
 pub mod host;
 pub mod link;
-pub mod packet;
+pub mod nic;
 pub mod port;
+pub mod qdisc;
 pub mod switch;
 
-pub use packet::{Packet, PacketKind};
 pub use port::Port;

@@ -1,33 +1,23 @@
 //! An output port: FIFO queue, serializer and the statistics of both. The packet at the head
 //! is the one being transmitted; queue occupancy counts it until its last bit has left (as
-//! htsim's queues do), so `max_bytes` is the buffer the port really needed.
+//! htsim's queues do), so `max_bytes` is the buffer the port really needed. What may enter
+//! the queue is decided by the port's [`super::qdisc::QueueDiscipline`].
 
-use super::Packet;
+use crate::metrics::PortStats;
+use crate::packet::Packet;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-#[derive(Default)]
+#[derive(Default, Serialize, Deserialize)]
 pub struct Port {
     pub queue: VecDeque<Packet>,
     pub queued_bytes: u64,
-    /// True while the head packet is on the serializer.
+    /// True while a transmission is scheduled (its `TxDone` event is pending).
     pub busy: bool,
+    /// End of the inter-frame gap after the last transmission: the next frame starts no
+    /// earlier.
+    pub free_at_ps: u64,
     pub stats: PortStats,
-}
-
-/// Integer statistics of one port; merged per stage at the end of the run.
-#[derive(Clone, Copy, Default, Debug)]
-pub struct PortStats {
-    pub max_bytes: u64,
-    pub max_pkts: u64,
-    /// ∫ queued packets dt, in packet·ps.
-    pub pkt_ps_integral: u128,
-    pub last_change_ps: u64,
-    /// Time spent serializing (inter-frame gaps included), in ps.
-    pub busy_ps: u64,
-    pub bytes_sent: u64,
-    pub pkts_sent: u64,
-    pub drops: u64,
-    pub ecn_marks: u64,
 }
 
 impl Port {
@@ -38,30 +28,26 @@ impl Port {
         s.last_change_ps = now_ps;
     }
 
-    /// Enqueues `pkt` unless it would exceed `buffer_bytes`; returns false on drop.
+    /// Appends `pkt` (admission was decided by the queue discipline).
     #[inline]
-    pub fn enqueue(&mut self, pkt: Packet, now_ps: u64, buffer_bytes: u64) -> bool {
-        if self.queued_bytes + pkt.size_bytes as u64 > buffer_bytes {
-            self.stats.drops += 1;
-            return false;
-        }
+    pub fn push(&mut self, pkt: Packet, now_ps: u64) {
         self.account(now_ps);
         self.queued_bytes += pkt.size_bytes as u64;
         self.queue.push_back(pkt);
         let s = &mut self.stats;
         s.max_bytes = s.max_bytes.max(self.queued_bytes);
         s.max_pkts = s.max_pkts.max(self.queue.len() as u64);
-        true
     }
 
-    /// Removes the head packet once its transmission (`tx_ps` long) has ended.
+    /// Removes the head packet once its last bit has left; `wire_ps` is the time it held the
+    /// wire, inter-frame gap included.
     #[inline]
-    pub fn dequeue(&mut self, now_ps: u64, tx_ps: u64) -> Packet {
+    pub fn pop(&mut self, now_ps: u64, wire_ps: u64) -> Packet {
         self.account(now_ps);
-        let pkt = self.queue.pop_front().expect("dequeue from an empty port");
+        let pkt = self.queue.pop_front().expect("pop from an empty port");
         self.queued_bytes -= pkt.size_bytes as u64;
         let s = &mut self.stats;
-        s.busy_ps += tx_ps;
+        s.busy_ps += wire_ps;
         s.bytes_sent += pkt.size_bytes as u64;
         s.pkts_sent += 1;
         pkt

@@ -1,16 +1,22 @@
-//! An output-queued, store-and-forward switch: on arrival, route (LB among uplinks when the
-//! route offers a choice), mark ECN above the threshold, enqueue or drop.
+//! An output-queued, store-and-forward switch: on arrival, route (the LB policy chooses when
+//! the route offers several ports), offer the packet to the port's queue discipline, and
+//! start transmitting if the port is idle.
 
-use super::link::{finish_tx, start_tx, Scheduler};
-use super::{Packet, Port};
-use crate::lb::SwitchLb;
+use super::event::Scheduler;
+use super::link::{finish_tx, start_tx};
+use super::qdisc::Admission;
+use super::Port;
+use crate::lb::{QueueView, SwitchCtx, SwitchLb};
 use crate::metrics::Counters;
 use crate::model::Model;
+use crate::packet::Packet;
 use crate::rng::{stream, Purpose};
 use crate::topology::{NodeId, Route};
 use rand::Rng;
 use rand_pcg::Pcg32;
+use serde::{Deserialize, Serialize};
 
+#[derive(Serialize, Deserialize)]
 pub struct Switch {
     pub id: NodeId,
     pub ports: Vec<Port>,
@@ -19,11 +25,21 @@ pub struct Switch {
     salt: u32,
 }
 
+/// A switch's ports as its LB policy sees them.
+struct Ports<'a>(&'a [Port]);
+
+impl QueueView for Ports<'_> {
+    #[inline]
+    fn queued_bytes(&self, p: u16) -> u64 {
+        self.0[p as usize].queued_bytes
+    }
+}
+
 impl Switch {
     pub fn new(m: &Model, id: NodeId) -> Switch {
         let mut rng = stream(m.seed, id as u64, Purpose::SwitchLb);
         let salt = stream(m.seed, id as u64, Purpose::EcmpSalt).gen();
-        let lb = SwitchLb::new(&m.lb_cfg, &m.fabric, id, &mut rng);
+        let lb = SwitchLb::new(&m.lb, &m.fabric, id, &mut rng);
         let ports = (0..m.fabric.num_ports(id))
             .map(|_| Port::default())
             .collect();
@@ -42,44 +58,35 @@ impl Switch {
         m: &Model,
         now_ps: u64,
         in_port: u16,
-        mut pkt: Packet,
+        pkt: Packet,
         out: &mut S,
         c: &mut Counters,
     ) {
-        let p = match m.fabric.route(self.id, pkt.dst) {
+        let p = match m.fabric.route(self.id, pkt.dst, now_ps) {
             Route::Port(p) => p,
-            Route::Up { first, count } => self.lb.choose(
-                &m.lb,
-                &m.fabric,
-                self.id,
-                &pkt,
+            Route::Choice(candidates) => self.lb.choose(&mut SwitchCtx {
+                fabric: &m.fabric,
+                shared: &m.lb,
+                node: self.id,
+                pkt: &pkt,
                 in_port,
-                first,
-                count,
-                &self.ports,
-                self.salt,
-                &mut self.rng,
-            ),
+                candidates,
+                queues: &Ports(&self.ports),
+                now_ps,
+                salt: self.salt,
+                rng: &mut self.rng,
+            }),
         };
         let port = &mut self.ports[p as usize];
-        // ECN marks data packets on arrival at a port holding at least the threshold (DCTCP
-        // style); a packet that is then dropped is not counted as marked.
-        let mark = pkt.is_data() && !pkt.ecn && port.queued_bytes >= m.ecn_threshold_bytes;
-        pkt.ecn |= mark;
-        if !port.enqueue(pkt, now_ps, m.buffer_bytes) {
-            if pkt.is_data() {
-                c.data_dropped += 1;
-            } else {
-                c.acks_dropped += 1;
+        match m.qdisc.admit(port, pkt, now_ps) {
+            Admission::Dropped if pkt.is_data() => c.data_dropped += 1,
+            Admission::Dropped => c.acks_dropped += 1,
+            Admission::Enqueued { marked } => {
+                c.ecn_marked += marked as u64;
+                if !port.busy {
+                    start_tx(m, self.id, p, port, now_ps, out);
+                }
             }
-            return;
-        }
-        if mark {
-            port.stats.ecn_marks += 1;
-            c.ecn_marked += 1;
-        }
-        if !port.busy {
-            start_tx(m, self.id, p, port, now_ps, out);
         }
     }
 

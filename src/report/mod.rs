@@ -5,4 +5,4 @@ mod hlog;
 mod summary;
 
 pub use hlog::write_hlog;
-pub use summary::{peak_rss_bytes, Summary};
+pub use summary::Summary;

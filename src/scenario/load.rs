@@ -2,8 +2,9 @@
 //! Every failure is one line naming the file and the field.
 
 use super::overrides::apply_override;
+use super::validate::FieldError;
 use super::{Scenario, WorkloadKind};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use std::path::Path;
 
 /// Loads, overrides and validates the scenario at `path`.
@@ -55,29 +56,26 @@ pub fn load_scenario_str(
         .validate()
         .and_then(|()| check_matrix_file(&scenario))
         .map_err(|e| {
-            let msg = one_line(&e.to_string());
-            // Semantic errors start with the field path ("topology.k: ...").
-            let field = msg.split_once(": ").map(|(f, _)| f).unwrap_or("");
-            let set = if field.contains(char::is_whitespace) {
-                String::new()
-            } else {
-                from_set(field, sets)
-            };
-            anyhow!("{origin}: {msg}{set}")
+            let set = from_set(&e.field, sets);
+            anyhow!("{origin}: {}: {}{set}", e.field, one_line(&e.message))
         })?;
     Ok(scenario)
 }
 
 /// A matrix workload's file must exist before anything is built (its contents are checked
 /// when the workload is built, which names the file and line).
-fn check_matrix_file(s: &Scenario) -> Result<()> {
+fn check_matrix_file(s: &Scenario) -> std::result::Result<(), FieldError> {
     if let (WorkloadKind::Matrix, Some(file)) = (s.workload.kind, &s.workload.file) {
         let path = s.base_dir.join(file);
-        match std::fs::metadata(&path) {
-            Err(e) => bail!("workload.file: {}: cannot read: {e}", path.display()),
-            Ok(m) if !m.is_file() => bail!("workload.file: {}: not a file", path.display()),
-            Ok(_) => {}
-        }
+        let problem = match std::fs::metadata(&path) {
+            Err(e) => format!("cannot read: {e}"),
+            Ok(m) if !m.is_file() => "not a file".to_string(),
+            Ok(_) => return Ok(()),
+        };
+        return Err(FieldError::new(
+            "workload.file",
+            format!("{}: {problem}", path.display()),
+        ));
     }
     Ok(())
 }

@@ -7,7 +7,7 @@ mod overrides;
 mod validate;
 
 pub use load::{load_scenario, load_scenario_str};
-pub use validate::tier_names;
+pub use validate::{tier_names, FieldError};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -7,7 +7,7 @@
 //! `h..k` up (edge: up port h+a to agg a; agg: up port h+c to core (a, c)); core port p goes
 //! to pod p.
 
-use super::{NodeId, Route, Wiring};
+use super::{Candidates, NodeId, Route, Wiring};
 
 pub const STAGES: &[&str] = &[
     "host_edge",
@@ -17,8 +17,6 @@ pub const STAGES: &[&str] = &[
     "agg_edge",
     "edge_host",
 ];
-/// Link classes, in the order of `[topology.tiers]` names.
-pub const TIERS: &[&str] = &["host_edge", "edge_agg", "agg_core"];
 
 #[derive(Clone, Copy, Debug)]
 pub struct FatTree {
@@ -87,90 +85,53 @@ impl FatTree {
     }
 
     #[inline]
-    pub fn route(&self, n: NodeId, dst: NodeId) -> Route {
+    pub fn route(&self, n: NodeId, dst: NodeId) -> Route<'static> {
         let h = self.h;
         if n < self.a0 {
             let edge = n - self.e0;
             if dst / h == edge {
                 Route::Port((dst % h) as u16)
             } else {
-                Route::Up {
+                Route::Choice(Candidates::Range {
                     first: h as u16,
                     count: h as u16,
-                }
+                })
             }
         } else if n < self.c0 {
             let pod = (n - self.a0) / h;
             if dst / (h * h) == pod {
                 Route::Port(((dst % (h * h)) / h) as u16)
             } else {
-                Route::Up {
+                Route::Choice(Candidates::Range {
                     first: h as u16,
                     count: h as u16,
-                }
+                })
             }
         } else {
             Route::Port((dst / (h * h)) as u16)
         }
     }
 
+    /// Index and count of the subtrees of height `level` that contain hosts: level 1 = edge
+    /// switches, level 2 = pods.
     #[inline]
-    pub fn lb_destination(&self, n: NodeId, dst: NodeId) -> (u32, u32) {
+    pub fn subtree(&self, dst: NodeId, level: u8) -> (u32, u32) {
         let h = self.h;
-        if n < self.a0 {
-            (dst / h, self.k * h)
-        } else {
-            (dst / (h * h), self.k)
+        match level {
+            1 => (dst / h, self.k * h),
+            _ => (dst / (h * h), self.k),
         }
     }
 
-    pub fn drb_path_count(&self, src: NodeId, dst: NodeId) -> u32 {
+    /// Tier of the lowest switches that are common ancestors of hosts `a` and `b`.
+    pub fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
         let h = self.h;
-        if src / h == dst / h {
-            0
-        } else if src / (h * h) == dst / (h * h) {
-            h
-        } else {
-            h * h
-        }
-    }
-
-    /// Digit reversal: consecutive c change the aggregation switch (first hop) every packet and
-    /// the core within the aggregation switch's group every h packets.
-    pub fn drb_via(&self, src: NodeId, dst: NodeId, c: u32) -> NodeId {
-        let h = self.h;
-        let a = c % h;
-        if src / (h * h) == dst / (h * h) {
-            self.a0 + (src / (h * h)) * h + a
-        } else {
-            self.c0 + a * h + c / h
-        }
-    }
-
-    #[inline]
-    pub fn via_up_port(&self, n: NodeId, via: NodeId) -> u16 {
-        let h = self.h;
-        let v = if via >= self.c0 {
-            let (a, c) = ((via - self.c0) / h, (via - self.c0) % h);
-            if n < self.a0 {
-                a
-            } else {
-                c
-            }
-        } else {
-            (via - self.a0) % h
-        };
-        (h + v) as u16
-    }
-
-    pub fn hops(&self, src: NodeId, dst: NodeId) -> u32 {
-        let h = self.h;
-        if src / h == dst / h {
+        if a / h == b / h {
+            1
+        } else if a / (h * h) == b / (h * h) {
             2
-        } else if src / (h * h) == dst / (h * h) {
-            4
         } else {
-            6
+            3
         }
     }
 
@@ -199,5 +160,25 @@ impl FatTree {
         } else {
             None
         }
+    }
+
+    pub fn group_of(&self, n: NodeId, fine: bool) -> Option<u32> {
+        if fine {
+            self.edge_group_of(n)
+        } else {
+            self.pod_of(n)
+        }
+    }
+    /// Pods (coarse) or edge groups (fine).
+    pub fn num_groups(&self, fine: bool) -> u32 {
+        if fine {
+            self.k * self.h
+        } else {
+            self.k
+        }
+    }
+    /// Uplinks of a switch of tier `t` (1 = edge, 2 = aggregation).
+    pub fn tier_uplinks(&self, _t: u8) -> u16 {
+        self.h as u16
     }
 }

@@ -4,10 +4,9 @@
 //! Numbering (h = k/2): hosts `0..k*h`; leaves `L0 + l`; spines `S0 + s`. Leaf ports `0..h`
 //! down, `h + s` up to spine s; spine port l goes to leaf l.
 
-use super::{NodeId, Route, Wiring};
+use super::{Candidates, NodeId, Route, Wiring};
 
 pub const STAGES: &[&str] = &["host_leaf", "leaf_spine", "spine_leaf", "leaf_host"];
-pub const TIERS: &[&str] = &["host_leaf", "leaf_spine"];
 
 #[derive(Clone, Copy, Debug)]
 pub struct LeafSpine {
@@ -56,48 +55,37 @@ impl LeafSpine {
     }
 
     #[inline]
-    pub fn route(&self, n: NodeId, dst: NodeId) -> Route {
+    pub fn route(&self, n: NodeId, dst: NodeId) -> Route<'static> {
         let h = self.h;
         if n < self.s0 {
             if dst / h == n - self.l0 {
                 Route::Port((dst % h) as u16)
             } else {
-                Route::Up {
+                Route::Choice(Candidates::Range {
                     first: h as u16,
                     count: h as u16,
-                }
+                })
             }
         } else {
             Route::Port((dst / h) as u16)
         }
     }
 
+    /// Index and count of the subtrees of height `level` that contain hosts: leaves.
     #[inline]
-    pub fn lb_destination(&self, _n: NodeId, dst: NodeId) -> (u32, u32) {
+    pub fn subtree(&self, dst: NodeId, _level: u8) -> (u32, u32) {
         (dst / self.h, self.k)
     }
 
-    pub fn drb_path_count(&self, src: NodeId, dst: NodeId) -> u32 {
-        if src / self.h == dst / self.h {
-            0
+    /// Tier of the lowest switches that are common ancestors of hosts `a` and `b`.
+    pub fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
+        if a / self.h == b / self.h {
+            1
         } else {
-            self.h
-        }
-    }
-    pub fn drb_via(&self, _src: NodeId, _dst: NodeId, c: u32) -> NodeId {
-        self.s0 + c
-    }
-    #[inline]
-    pub fn via_up_port(&self, _n: NodeId, via: NodeId) -> u16 {
-        (self.h + via - self.s0) as u16
-    }
-    pub fn hops(&self, src: NodeId, dst: NodeId) -> u32 {
-        if src / self.h == dst / self.h {
             2
-        } else {
-            4
         }
     }
+
     pub fn leaf_of(&self, n: NodeId) -> Option<u32> {
         if n < self.l0 {
             Some(n / self.h)
@@ -106,5 +94,17 @@ impl LeafSpine {
         } else {
             None
         }
+    }
+
+    pub fn group_of(&self, n: NodeId, _fine: bool) -> Option<u32> {
+        self.leaf_of(n)
+    }
+    /// Leaves, at any granularity.
+    pub fn num_groups(&self, _fine: bool) -> u32 {
+        self.k
+    }
+    /// Uplinks of a switch of tier `t` (1 = leaf).
+    pub fn tier_uplinks(&self, _t: u8) -> u16 {
+        self.h as u16
     }
 }

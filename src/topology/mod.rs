@@ -1,14 +1,24 @@
 //! The fabric: nodes (hosts first, then switches), their output ports, the links between
-//! ports, and up/down routing. The description is immutable and small (a few arrays indexed by
-//! node or global port id), so every rank and thread shares one copy; runtime state (queues,
-//! LB pointers, transports) lives in the engine's partitions.
+//! ports, and routing. The description is immutable and small (a few arrays indexed by node or
+//! global port id), so every rank and thread shares one copy; runtime state (queues, LB
+//! pointers, transports) lives in the engine's partitions.
+//!
+//! The fabric owns everything topology-specific the rest of weft needs: routes
+//! ([`Fabric::route`]), links ([`Fabric::peer`], [`Fabric::link`]), stage names, shortest path
+//! walks ([`Fabric::path`]), generic addressing for LB state ([`Fabric::subtree`],
+//! [`Fabric::lca_tier`], [`Fabric::tier_uplinks`]) and partition grouping
+//! ([`Fabric::group_of`]). A new topology is a new file implementing the same methods as
+//! `fat_tree.rs`, one variant of [`Shape`] and one line of the `dispatch!` macro below.
 //!
 //! Invariants:
 //! - hosts are nodes `0..num_hosts` and have exactly one port (port 0, to their edge/leaf);
 //! - every port `p` of node `n` is linked to exactly one port of one other node, and the link is
 //!   symmetric: `peer(peer(n, p)) == (n, p)`;
-//! - for a switch, `route(switch, dst)` is either the unique downward port or the contiguous
-//!   range of uplinks among which the LB policy chooses.
+//! - for a switch, `route(switch, dst, now)` is either the unique valid output port or a
+//!   non-empty set of candidate ports among which the LB policy chooses; following any choice
+//!   reaches `dst` on a shortest path;
+//! - `now` is an argument of `route` and `peer` so that time-varying fabrics (Opera) compute
+//!   them from the time and the seed alone; static fabrics ignore it.
 
 mod fat_tree;
 mod leaf_spine;
@@ -47,13 +57,47 @@ impl LinkParams {
     }
 }
 
+/// The ports among which a switch may choose: a set, usually a contiguous range of uplinks,
+/// or an explicit list (fabrics with failed links or irregular wiring).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Candidates<'a> {
+    Range { first: u16, count: u16 },
+    List(&'a [u16]),
+}
+
+impl Candidates<'_> {
+    #[inline]
+    pub fn len(&self) -> u16 {
+        match self {
+            Candidates::Range { count, .. } => *count,
+            Candidates::List(l) => l.len() as u16,
+        }
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The `i`-th candidate port (`i < len()`).
+    #[inline]
+    pub fn get(&self, i: u16) -> u16 {
+        debug_assert!(i < self.len());
+        match self {
+            Candidates::Range { first, .. } => first + i,
+            Candidates::List(l) => l[i as usize],
+        }
+    }
+    pub fn iter(&self) -> impl Iterator<Item = u16> + '_ {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+}
+
 /// Where a switch may send a packet for a destination host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Route {
+pub enum Route<'a> {
     /// Exactly one valid output port.
     Port(u16),
-    /// Any of the uplinks `first .. first + count`; the LB policy chooses.
-    Up { first: u16, count: u16 },
+    /// Any of these ports; the LB policy chooses.
+    Choice(Candidates<'a>),
 }
 
 /// Topology-specific addressing and routing.
@@ -61,6 +105,16 @@ pub enum Route {
 enum Shape {
     FatTree(fat_tree::FatTree),
     LeafSpine(leaf_spine::LeafSpine),
+}
+
+/// Calls the same method on whichever shape the fabric is: the one place that lists them.
+macro_rules! dispatch {
+    ($self:expr, $s:ident => $call:expr) => {
+        match &$self.shape {
+            Shape::FatTree($s) => $call,
+            Shape::LeafSpine($s) => $call,
+        }
+    };
 }
 
 pub struct Fabric {
@@ -75,8 +129,9 @@ pub struct Fabric {
     port_link_class: Vec<u8>,
     port_stage: Vec<u8>,
     link_classes: Vec<LinkParams>,
+    /// The scenario field each class's latency came from (for error messages).
+    latency_fields: Vec<String>,
     stage_names: &'static [&'static str],
-    tier_names: &'static [&'static str],
 }
 
 /// What a topology builder hands to [`Fabric::assemble`]: per node, its tier and its ports as
@@ -89,43 +144,48 @@ struct Wiring {
 impl Fabric {
     pub fn build(s: &Scenario) -> Fabric {
         let t = &s.topology;
-        let tiers = crate::scenario::tier_names(t.kind);
-        let link_classes = tiers
+        let mut latency_fields = vec![];
+        let link_classes = crate::scenario::tier_names(t.kind)
             .iter()
             .map(|name| {
                 let o = t.tiers.get(*name);
                 let gbps = o.and_then(|o| o.rate_gbps).unwrap_or(t.link_rate_gbps);
-                let ns = o.and_then(|o| o.latency_ns).unwrap_or(t.link_latency_ns);
+                let ns = o.and_then(|o| o.latency_ns);
+                latency_fields.push(match ns {
+                    Some(_) => format!("topology.tiers.{name}.latency_ns"),
+                    None => "topology.link_latency_ns".to_string(),
+                });
+                let ns = ns.unwrap_or(t.link_latency_ns);
                 LinkParams::new(
                     Rate::from_gbps(gbps),
                     (ns * PS_PER_NS as f64).round() as u64,
                 )
             })
             .collect();
-        match t.kind {
+        let (shape, num_hosts, wiring, stages) = match t.kind {
             TopologyKind::FatTree => {
                 let ft = fat_tree::FatTree::new(t.k);
-                Fabric::assemble(
-                    t.kind,
-                    t.k,
-                    ft.num_hosts(),
+                (
                     Shape::FatTree(ft),
+                    ft.num_hosts(),
                     ft.wiring(),
-                    link_classes,
+                    fat_tree::STAGES,
                 )
             }
             TopologyKind::LeafSpine => {
                 let ls = leaf_spine::LeafSpine::new(t.k);
-                Fabric::assemble(
-                    t.kind,
-                    t.k,
-                    ls.num_hosts(),
+                (
                     Shape::LeafSpine(ls),
+                    ls.num_hosts(),
                     ls.wiring(),
-                    link_classes,
+                    leaf_spine::STAGES,
                 )
             }
-        }
+        };
+        let mut f = Fabric::assemble(t.kind, t.k, num_hosts, shape, wiring, link_classes);
+        f.latency_fields = latency_fields;
+        f.stage_names = stages;
+        f
     }
 
     fn assemble(
@@ -136,10 +196,6 @@ impl Fabric {
         w: Wiring,
         link_classes: Vec<LinkParams>,
     ) -> Fabric {
-        let (stage_names, tier_names): (&[&str], &[&str]) = match kind {
-            TopologyKind::FatTree => (fat_tree::STAGES, fat_tree::TIERS),
-            TopologyKind::LeafSpine => (leaf_spine::STAGES, leaf_spine::TIERS),
-        };
         let top = *w.node_tier.iter().max().expect("nodes");
         let mut port_base = Vec::with_capacity(w.ports.len() + 1);
         let (mut peer_node, mut peer_port, mut class, mut stage) = (vec![], vec![], vec![], vec![]);
@@ -171,18 +227,18 @@ impl Fabric {
             port_link_class: class,
             port_stage: stage,
             link_classes,
-            stage_names,
-            tier_names,
+            latency_fields: vec![],
+            stage_names: &[],
         };
-        debug_assert!(f.check_symmetric());
+        assert!(f.check_symmetric(), "topology wiring is not symmetric");
         f
     }
 
     fn check_symmetric(&self) -> bool {
         (0..self.num_nodes()).all(|n| {
             (0..self.num_ports(n)).all(|p| {
-                let (pn, pp) = self.peer(n, p);
-                self.peer(pn, pp) == (n, p)
+                let (pn, pp) = self.peer(n, p, 0);
+                self.peer(pn, pp, 0) == (n, p)
             })
         })
     }
@@ -196,10 +252,12 @@ impl Fabric {
     pub fn num_ports_total(&self) -> u32 {
         *self.port_base.last().expect("ports")
     }
+    #[inline]
     pub fn is_host(&self, n: NodeId) -> bool {
         n < self.num_hosts
     }
     /// 0 for hosts, 1 for edge/leaf, 2 for aggregation/spine, 3 for core.
+    #[inline]
     pub fn tier(&self, n: NodeId) -> u8 {
         self.node_tier[n as usize]
     }
@@ -211,8 +269,9 @@ impl Fabric {
     pub fn port_id(&self, n: NodeId, p: u16) -> u32 {
         self.port_base[n as usize] + p as u32
     }
+    /// The node and input port that port `p` of node `n` leads to at time `now_ps`.
     #[inline]
-    pub fn peer(&self, n: NodeId, p: u16) -> (NodeId, u16) {
+    pub fn peer(&self, n: NodeId, p: u16, _now_ps: u64) -> (NodeId, u16) {
         let g = self.port_id(n, p) as usize;
         (self.port_peer_node[g], self.port_peer_port[g])
     }
@@ -220,18 +279,18 @@ impl Fabric {
     pub fn link(&self, n: NodeId, p: u16) -> &LinkParams {
         &self.link_classes[self.port_link_class[self.port_id(n, p) as usize] as usize]
     }
+    /// The scenario field that set the latency of the link leaving port `p` of node `n`.
+    pub fn latency_field(&self, n: NodeId, p: u16) -> &str {
+        &self.latency_fields[self.port_link_class[self.port_id(n, p) as usize] as usize]
+    }
     pub fn link_classes(&self) -> &[LinkParams] {
         &self.link_classes
-    }
-    /// Names of the link classes (`[topology.tiers.NAME]`), in class order.
-    pub fn tier_names(&self) -> &'static [&'static str] {
-        self.tier_names
     }
     /// Ports of `n` that lead to a higher tier (0 for top-layer switches).
     pub fn uplinks(&self, n: NodeId) -> u16 {
         let t = self.tier(n);
         (0..self.num_ports(n))
-            .filter(|&p| self.tier(self.peer(n, p).0) > t)
+            .filter(|&p| self.tier(self.peer(n, p, 0).0) > t)
             .count() as u16
     }
     #[inline]
@@ -242,56 +301,52 @@ impl Fabric {
         self.stage_names
     }
 
-    /// Where switch `n` may forward a packet for host `dst`.
+    /// Where switch `n` may forward a packet for host `dst` at time `now_ps`.
     #[inline]
-    pub fn route(&self, n: NodeId, dst: NodeId) -> Route {
+    pub fn route(&self, n: NodeId, dst: NodeId, _now_ps: u64) -> Route<'_> {
         debug_assert!(!self.is_host(n));
-        match &self.shape {
-            Shape::FatTree(f) => f.route(n, dst),
-            Shape::LeafSpine(l) => l.route(n, dst),
-        }
+        dispatch!(self, s => s.route(n, dst))
     }
 
-    /// Ofan pointer key of a northbound packet at switch `n` for host `dst`:
-    /// (destination index d, number of possible destinations N_d). Edge/leaf switches key on
-    /// the destination edge/leaf switch, aggregation switches on the destination pod.
+    /// Index and count of the subtrees of height `level` (1 = one edge/leaf switch and its
+    /// hosts, 2 = a pod, ...) that contain hosts; `dst`'s subtree at that level. LB state keyed
+    /// by destination (Ofan) uses this at a switch of tier `level`.
     #[inline]
-    pub fn lb_destination(&self, n: NodeId, dst: NodeId) -> (u32, u32) {
-        match &self.shape {
-            Shape::FatTree(f) => f.lb_destination(n, dst),
-            Shape::LeafSpine(l) => l.lb_destination(n, dst),
-        }
+    pub fn subtree(&self, dst: NodeId, level: u8) -> (u32, u32) {
+        dispatch!(self, s => s.subtree(dst, level))
     }
 
-    /// DRB: the switches of the lowest common layer between `src` and `dst`, in digit-reversed
-    /// order; entry `c` of that list (c < count). Returns the count (0: no choice to make).
-    pub fn drb_path_count(&self, src: NodeId, dst: NodeId) -> u32 {
-        match &self.shape {
-            Shape::FatTree(f) => f.drb_path_count(src, dst),
-            Shape::LeafSpine(l) => l.drb_path_count(src, dst),
-        }
+    /// Tier of the lowest switches that are common ancestors of hosts `a` and `b` (1: the
+    /// same edge/leaf switch).
+    pub fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
+        dispatch!(self, s => s.lca_tier(a, b))
     }
-    pub fn drb_via(&self, src: NodeId, dst: NodeId, c: u32) -> NodeId {
-        match &self.shape {
-            Shape::FatTree(f) => f.drb_via(src, dst, c),
-            Shape::LeafSpine(l) => l.drb_via(src, dst, c),
-        }
+
+    /// Uplinks of every switch of tier `t` below the top (the same for the whole tier).
+    pub fn tier_uplinks(&self, t: u8) -> u16 {
+        dispatch!(self, s => s.tier_uplinks(t))
     }
-    /// The uplink of switch `n` that leads towards the top-layer switch `via`.
-    #[inline]
-    pub fn via_up_port(&self, n: NodeId, via: NodeId) -> u16 {
-        match &self.shape {
-            Shape::FatTree(f) => f.via_up_port(n, via),
-            Shape::LeafSpine(l) => l.via_up_port(n, via),
+
+    /// A shortest path from host `src` to host `dst` as (node, output port) hops, taking the
+    /// first candidate wherever the route offers a choice.
+    pub fn path(&self, src: NodeId, dst: NodeId) -> Vec<(NodeId, u16)> {
+        let mut hops = vec![(src, 0)];
+        let mut n = self.peer(src, 0, 0).0;
+        while n != dst {
+            let p = match self.route(n, dst, 0) {
+                Route::Port(p) => p,
+                Route::Choice(c) => c.get(0),
+            };
+            hops.push((n, p));
+            n = self.peer(n, p, 0).0;
+            assert!(hops.len() <= 64, "routing loop from {src} to {dst}");
         }
+        hops
     }
 
     /// Number of links on a shortest path from host `src` to host `dst`.
     pub fn hops(&self, src: NodeId, dst: NodeId) -> u32 {
-        match &self.shape {
-            Shape::FatTree(f) => f.hops(src, dst),
-            Shape::LeafSpine(l) => l.hops(src, dst),
-        }
+        self.path(src, dst).len() as u32
     }
 
     /// The group a node belongs to for partitioning, `None` for top-layer switches (which the
@@ -299,16 +354,16 @@ impl Fabric {
     /// groups split a pod into its edge switches, each with its hosts and the aggregation
     /// switch of the same index.
     pub fn group_of(&self, n: NodeId, fine: bool) -> Option<u32> {
-        match &self.shape {
-            Shape::FatTree(f) if fine => f.edge_group_of(n),
-            Shape::FatTree(f) => f.pod_of(n),
-            Shape::LeafSpine(l) => l.leaf_of(n),
-        }
+        dispatch!(self, s => s.group_of(n, fine))
     }
     pub fn num_groups(&self, fine: bool) -> u32 {
+        dispatch!(self, s => s.num_groups(fine))
+    }
+    /// What one fine group is called in messages.
+    pub fn group_unit(&self) -> &'static str {
         match self.kind {
-            TopologyKind::FatTree if fine => self.k * self.k / 2,
-            _ => self.k,
+            TopologyKind::FatTree => "edge switch",
+            TopologyKind::LeafSpine => "leaf",
         }
     }
 
@@ -370,20 +425,14 @@ mod tests {
                         continue;
                     }
                     for pick_last in [false, true] {
-                        let mut n = f.peer(src, 0).0;
+                        let mut n = f.peer(src, 0, 0).0;
                         let mut hops = 1;
                         while n != dst {
-                            let port = match f.route(n, dst) {
+                            let port = match f.route(n, dst, 0) {
                                 Route::Port(q) => q,
-                                Route::Up { first, count } => {
-                                    if pick_last {
-                                        first + count - 1
-                                    } else {
-                                        first
-                                    }
-                                }
+                                Route::Choice(c) => c.get(if pick_last { c.len() - 1 } else { 0 }),
                             };
-                            n = f.peer(n, port).0;
+                            n = f.peer(n, port, 0).0;
                             hops += 1;
                             assert!(hops <= 6, "loop routing {src}->{dst}");
                         }
@@ -402,25 +451,5 @@ mod tests {
         let f = fabric(TopologyKind::LeafSpine, 8);
         assert_eq!(f.num_hosts, 32);
         assert_eq!(f.num_switches(), 8 + 4);
-    }
-
-    #[test]
-    fn drb_vias_are_reachable_and_alternate_first_hop() {
-        let f = fabric(TopologyKind::FatTree, 8);
-        let (src, dst) = (0, 127);
-        let n = f.drb_path_count(src, dst);
-        assert_eq!(n, 16);
-        let edge = f.peer(src, 0).0;
-        let mut seen = std::collections::BTreeSet::new();
-        for c in 0..n {
-            let via = f.drb_via(src, dst, c);
-            assert!(seen.insert(via));
-            let next = f.drb_via(src, dst, (c + 1) % n);
-            assert_ne!(
-                f.via_up_port(edge, via),
-                f.via_up_port(edge, next),
-                "consecutive packets share first-hop agg"
-            );
-        }
     }
 }

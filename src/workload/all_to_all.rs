@@ -1,20 +1,37 @@
 //! All-to-all: every host sends one message to every other host (n − 1 flows per host). Host
-//! i lists its destinations as i+1, i+2, … (mod n), so the round-robin NIC scheduler does not
-//! start every host on the same destination.
+//! h's flow i goes to h + 1 + i (mod n), so the round-robin NIC scheduler does not start every
+//! host on the same destination. Flows are computed on demand, never tabulated.
 
 use super::Flow;
 
-pub fn flows(n: u32, bytes: u64) -> Vec<Flow> {
-    let mut out = Vec::with_capacity(n as usize * (n as usize - 1));
-    for s in 0..n {
-        for off in 1..n {
-            out.push(Flow {
-                src: s,
-                dst: (s + off) % n,
-                bytes,
-                start_ps: 0,
-            });
+#[inline]
+pub fn flow(hosts: u32, bytes: u64, h: u32, i: u32) -> Flow {
+    debug_assert!(i + 1 < hosts);
+    Flow {
+        src: h,
+        dst: ((h as u64 + 1 + i as u64) % hosts as u64) as u32,
+        bytes,
+        start_ps: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_host_sends_once_to_every_other_host() {
+        let n = 7;
+        let mut seen = vec![vec![0; n as usize]; n as usize];
+        for h in 0..n {
+            for i in 0..n - 1 {
+                let f = super::flow(n, 1, h, i);
+                assert_eq!(f.src, h);
+                seen[h as usize][f.dst as usize] += 1;
+            }
+        }
+        for (h, row) in seen.iter().enumerate() {
+            for (d, &c) in row.iter().enumerate() {
+                assert_eq!(c, (h != d) as i32, "{h} -> {d}");
+            }
         }
     }
-    out
 }

@@ -10,6 +10,7 @@
 
 use super::Flow;
 use anyhow::{anyhow, bail, Result};
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 pub fn read(path: &Path, num_hosts: u32) -> Result<Vec<Flow>> {
@@ -79,6 +80,45 @@ pub fn parse(text: &str, num_hosts: u32) -> Result<Vec<Flow>> {
         bail!("Connections {conns} but {} connection lines", flows.len());
     }
     Ok(flows)
+}
+
+/// Explicit flows grouped by source host, each host's sorted by start time (ties in file
+/// order): host h's flows are `flows[host_start[h]..host_start[h + 1]]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FlowTable {
+    flows: Vec<Flow>,
+    host_start: Vec<u64>,
+}
+
+impl FlowTable {
+    pub fn new(mut flows: Vec<Flow>, num_hosts: u32) -> FlowTable {
+        // Stable: equal (src, start) keep their order.
+        flows.sort_by_key(|f| (f.src, f.start_ps));
+        let mut host_start = vec![0u64; num_hosts as usize + 1];
+        for f in &flows {
+            assert!(f.src < num_hosts && f.dst < num_hosts && f.src != f.dst);
+            host_start[f.src as usize + 1] += 1;
+        }
+        for h in 0..num_hosts as usize {
+            assert!(
+                host_start[h + 1] <= u32::MAX as u64,
+                "host {h} has more than 2^32 flows"
+            );
+            host_start[h + 1] += host_start[h];
+        }
+        FlowTable { flows, host_start }
+    }
+    #[inline]
+    pub fn flows_of(&self, h: u32) -> u32 {
+        (self.host_start[h as usize + 1] - self.host_start[h as usize]) as u32
+    }
+    #[inline]
+    pub fn flow(&self, h: u32, i: u32) -> Flow {
+        self.flows[(self.host_start[h as usize] + i as u64) as usize]
+    }
+    pub fn all(&self) -> impl Iterator<Item = &Flow> {
+        self.flows.iter()
+    }
 }
 
 #[cfg(test)]

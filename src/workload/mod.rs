@@ -1,18 +1,29 @@
-//! Workloads: the table of flows a run carries. Every rank builds the same table from the
-//! scenario and seed; hosts then serve their own flows.
+//! Workloads: which flows each host sends. Flows are generated where their host lives, on
+//! demand: a host asks for its `i`-th flow and gets it computed (permutation, all-to-all) or
+//! read from a per-host table (connection matrices). Nothing of size O(flows) is built for
+//! generated workloads, so an all-to-all on 65,536 hosts (4.3 × 10⁹ flows) costs only the
+//! state of the flows actually running.
 //!
-//! Invariant: flows are sorted by (source host, start time, generation order), so a host's
-//! flows are the contiguous range `host_flows(h)` and start in order.
+//! Invariants:
+//! - a flow is named by its [`FlowId`] = (source host, index at that host);
+//! - each host's flows are in order of start time (ties in generation order), so a host
+//!   starts them with one cursor;
+//! - every rank computes the same flows from the scenario and seed.
+//!
+//! Dependencies between messages (collectives) will add a start condition to [`Flow`]
+//! (`start = at(t) | after(messages, delay)`); hosts already start flows one by one through
+//! [`Workload::flow`], so triggers fit there.
 
 mod all_to_all;
 mod matrix;
 mod permutation;
 
+pub use crate::packet::FlowId;
 use crate::rng::{stream, Purpose};
 use crate::scenario::{Scenario, WorkloadKind};
 use anyhow::Result;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Flow {
     pub src: u32,
     pub dst: u32,
@@ -20,56 +31,109 @@ pub struct Flow {
     pub start_ps: u64,
 }
 
-pub struct Workload {
-    flows: Vec<Flow>,
-    /// `host_start[h]..host_start[h + 1]` are host h's flows.
-    host_start: Vec<u32>,
+pub enum Workload {
+    /// Host h sends `bytes` to `dst[h]` at time 0.
+    Permutation { dst: Vec<u32>, bytes: u64 },
+    /// Every host sends `bytes` to every other host at time 0; host h's i-th flow goes to
+    /// h + 1 + i (mod n), so the round-robin NIC does not start every host on one destination.
+    AllToAll { hosts: u32, bytes: u64 },
+    /// Explicit flows, grouped by source host and sorted by start time.
+    Table(matrix::FlowTable),
 }
 
 impl Workload {
     pub fn build(s: &Scenario, num_hosts: u32) -> Result<Workload> {
-        let flows = match s.workload.kind {
+        Ok(match s.workload.kind {
             WorkloadKind::Permutation => {
                 let mut rng = stream(s.seed, 0, Purpose::Workload);
-                permutation::flows(num_hosts, s.workload.message_bytes, &mut rng)
+                Workload::Permutation {
+                    dst: permutation::derangement(num_hosts, &mut rng),
+                    bytes: s.workload.message_bytes,
+                }
             }
-            WorkloadKind::AllToAll => all_to_all::flows(num_hosts, s.workload.message_bytes),
+            WorkloadKind::AllToAll => Workload::AllToAll {
+                hosts: num_hosts,
+                bytes: s.workload.message_bytes,
+            },
             WorkloadKind::Matrix => {
                 let file = s
                     .workload
                     .file
                     .as_ref()
                     .expect("validated: matrix has a file");
-                let path = s.base_dir.join(file);
-                matrix::read(&path, num_hosts)?
+                let flows = matrix::read(&s.base_dir.join(file), num_hosts)?;
+                Workload::from_flows(flows, num_hosts)
             }
-        };
-        Ok(Workload::from_flows(flows, num_hosts))
+        })
     }
 
-    pub fn from_flows(mut flows: Vec<Flow>, num_hosts: u32) -> Workload {
-        // Stable: equal (src, start) keep their generation order.
-        flows.sort_by_key(|f| (f.src, f.start_ps));
-        let mut host_start = vec![0u32; num_hosts as usize + 1];
-        for f in &flows {
-            assert!(f.src < num_hosts && f.dst < num_hosts && f.src != f.dst);
-            host_start[f.src as usize + 1] += 1;
-        }
-        for h in 0..num_hosts as usize {
-            host_start[h + 1] += host_start[h];
-        }
-        assert!(flows.len() < u32::MAX as usize, "flow ids are u32");
-        Workload { flows, host_start }
+    /// A workload of explicit flows (any order; they are grouped by source and start time).
+    pub fn from_flows(flows: Vec<Flow>, num_hosts: u32) -> Workload {
+        Workload::Table(matrix::FlowTable::new(flows, num_hosts))
     }
 
-    pub fn flows(&self) -> &[Flow] {
-        &self.flows
+    /// Number of flows host `h` sends.
+    #[inline]
+    pub fn flows_of(&self, h: u32) -> u32 {
+        match self {
+            Workload::Permutation { .. } => 1,
+            Workload::AllToAll { hosts, .. } => hosts - 1,
+            Workload::Table(t) => t.flows_of(h),
+        }
     }
-    pub fn flow(&self, id: u32) -> &Flow {
-        &self.flows[id as usize]
+
+    /// Flow `i` of host `h` (`i < flows_of(h)`).
+    #[inline]
+    pub fn flow(&self, h: u32, i: u32) -> Flow {
+        debug_assert!(i < self.flows_of(h));
+        match self {
+            Workload::Permutation { dst, bytes } => Flow {
+                src: h,
+                dst: dst[h as usize],
+                bytes: *bytes,
+                start_ps: 0,
+            },
+            Workload::AllToAll { hosts, bytes } => all_to_all::flow(*hosts, *bytes, h, i),
+            Workload::Table(t) => t.flow(h, i),
+        }
     }
-    /// Global ids of host `h`'s flows.
-    pub fn host_flows(&self, h: u32) -> std::ops::Range<u32> {
-        self.host_start[h as usize]..self.host_start[h as usize + 1]
+
+    /// The flow named by `id`.
+    #[inline]
+    pub fn flow_by_id(&self, id: FlowId) -> Flow {
+        self.flow(crate::packet::flow_src(id), crate::packet::flow_index(id))
+    }
+
+    /// Flows of all hosts (`num_hosts` is the fabric's).
+    pub fn total_flows(&self, num_hosts: u32) -> u64 {
+        (0..num_hosts).map(|h| self.flows_of(h) as u64).sum()
+    }
+
+    /// Payload bytes host `h` sends, over all its flows.
+    pub fn bytes_of(&self, h: u32) -> u64 {
+        match self {
+            Workload::Permutation { bytes, .. } => *bytes,
+            Workload::AllToAll { hosts, bytes } => (*hosts as u64 - 1) * bytes,
+            Workload::Table(t) => (0..t.flows_of(h)).map(|i| t.flow(h, i).bytes).sum(),
+        }
+    }
+
+    /// Data packets of every flow, with `payload_bytes` per packet.
+    pub fn total_packets(&self, num_hosts: u32, payload_bytes: u32) -> u64 {
+        let p = payload_bytes as u64;
+        match self {
+            Workload::Permutation { bytes, .. } | Workload::AllToAll { bytes, .. } => {
+                self.total_flows(num_hosts) * bytes.div_ceil(p)
+            }
+            Workload::Table(t) => t.all().map(|f| f.bytes.div_ceil(p)).sum(),
+        }
+    }
+
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Workload::Permutation { .. } => "permutation",
+            Workload::AllToAll { .. } => "all_to_all",
+            Workload::Table(_) => "matrix",
+        }
     }
 }

@@ -1,11 +1,11 @@
 //! Random permutation: every host sends one message to a distinct other host (a uniformly
 //! random derangement, drawn by rejection from uniform permutations; about e draws expected).
 
-use super::Flow;
 use rand::seq::SliceRandom;
 use rand_pcg::Pcg32;
 
-pub fn flows(n: u32, bytes: u64, rng: &mut Pcg32) -> Vec<Flow> {
+/// `dst[h]`: the host h sends to.
+pub fn derangement(n: u32, rng: &mut Pcg32) -> Vec<u32> {
     let mut dst: Vec<u32> = (0..n).collect();
     loop {
         dst.shuffle(rng);
@@ -13,15 +13,7 @@ pub fn flows(n: u32, bytes: u64, rng: &mut Pcg32) -> Vec<Flow> {
             break;
         }
     }
-    dst.iter()
-        .enumerate()
-        .map(|(s, &d)| Flow {
-            src: s as u32,
-            dst: d,
-            bytes,
-            start_ps: 0,
-        })
-        .collect()
+    dst
 }
 
 #[cfg(test)]
@@ -33,12 +25,12 @@ mod tests {
     fn is_a_derangement() {
         let mut rng = Pcg32::seed_from_u64(1);
         for n in [2, 3, 16, 128] {
-            let f = flows(n, 10, &mut rng);
+            let dst = derangement(n, &mut rng);
             let mut seen = vec![false; n as usize];
-            for x in &f {
-                assert_ne!(x.src, x.dst);
-                assert!(!seen[x.dst as usize]);
-                seen[x.dst as usize] = true;
+            for (src, &d) in dst.iter().enumerate() {
+                assert_ne!(src as u32, d);
+                assert!(!seen[d as usize]);
+                seen[d as usize] = true;
             }
         }
     }

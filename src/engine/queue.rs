@@ -1,74 +1,15 @@
-//! Events and the per-partition event queue.
+//! The per-partition event queue (a radix heap, chosen by measurement) and the binary heap
+//! it is tested against.
 //!
-//! Order is `(time_ps, tie)` where `tie` depends only on the model, never on the partitioning
-//! or on insertion order: transmission ends first (keyed by port id), then arrivals (keyed by
-//! the id of the link they travel), then host wake-ups (keyed by node id). Departures before
-//! arrivals, the usual queueing convention: a packet arriving at the instant the previous one
-//! leaves finds the port holding only what is really still there (with arrivals first, a
-//! line-rate train looked like a queue of two and a one-packet buffer dropped). Two pending
-//! events never share a key except duplicate wake-ups of one host, which are identical.
+//! Invariant (asserted): nothing is pushed before the time of the last event popped. A
+//! discrete-event simulation guarantees it (an event only schedules later or simultaneous
+//! events; events from other partitions fall at or after the window's end), and the radix
+//! heap relies on it.
 
-use crate::net::Packet;
-use serde::{Deserialize, Serialize};
+use crate::net::event::{Event, What};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum What {
-    /// `pkt` reaches `node` through its port `in_port`.
-    Arrive {
-        node: u32,
-        in_port: u16,
-        pkt: Packet,
-    },
-    /// Port `port` of `node` has put the last bit of its head packet on the wire.
-    TxDone { node: u32, port: u16 },
-    /// Host `node` re-examines its NIC (pacing gap over, or a flow starts).
-    Wake { node: u32 },
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Event {
-    pub time_ps: u64,
-    pub tie: u64,
-    pub what: What,
-}
-
-const CLASS_SHIFT: u32 = 62;
-
-impl Event {
-    pub fn arrive(time_ps: u64, link_id: u32, node: u32, in_port: u16, pkt: Packet) -> Event {
-        Event {
-            time_ps,
-            tie: (1 << CLASS_SHIFT) | link_id as u64,
-            what: What::Arrive { node, in_port, pkt },
-        }
-    }
-    pub fn tx_done(time_ps: u64, port_id: u32, node: u32, port: u16) -> Event {
-        Event {
-            time_ps,
-            tie: port_id as u64,
-            what: What::TxDone { node, port },
-        }
-    }
-    pub fn wake(time_ps: u64, node: u32) -> Event {
-        Event {
-            time_ps,
-            tie: (2 << CLASS_SHIFT) | node as u64,
-            what: What::Wake { node },
-        }
-    }
-    /// The node whose state this event touches.
-    pub fn node(&self) -> u32 {
-        match self.what {
-            What::Arrive { node, .. } | What::TxDone { node, .. } | What::Wake { node } => node,
-        }
-    }
-    #[inline]
-    fn key(&self) -> (u64, u64) {
-        (self.time_ps, self.tie)
-    }
-}
 
 /// Min-ordered wrapper for the max-heap.
 struct Entry(Event);
@@ -181,22 +122,14 @@ impl Now {
     fn iter(&self) -> impl Iterator<Item = &Event> {
         self.sorted.iter().chain(self.late.iter().map(|e| &e.0))
     }
-    fn take_all(&mut self) -> Vec<Event> {
-        let mut v = std::mem::take(&mut self.sorted);
-        v.extend(std::mem::take(&mut self.late).into_iter().map(|e| e.0));
-        v
-    }
 }
 
 /// A radix heap on `time_ps` (Ahuja, Mehlhorn, Orlin and Tarjan 1990) of whole events; the
 /// events at the current time are ordered by `tie` in [`Now`].
 ///
-/// A radix heap needs monotone keys: nothing is pushed before the last popped time, which a
-/// discrete-event simulation guarantees (an event only schedules later or simultaneous
-/// events; events from other partitions fall at or after the window's end). `last` only
-/// advances when an event at that time is actually popped, so a refused `pop_before` never
-/// raises it. A push before `last` anyway is still handled correctly, by re-bucketing
-/// everything (slow, never expected).
+/// A radix heap needs monotone keys: nothing is pushed before the last popped time (asserted
+/// in [`RadixQueue::push`]). `last` only advances when an event at that time is actually
+/// popped, so a refused `pop_before` never raises it.
 ///
 /// Push is O(1). An event moves to a lower bucket each time the bucket it is in becomes the
 /// lowest: at most 64 times, in practice a handful (times spread over about 2^20 ps).
@@ -227,7 +160,7 @@ type Block = [Event; BLOCK];
 const FILLER: Event = Event {
     time_ps: 0,
     tie: 0,
-    what: What::Wake { node: 0 },
+    what: What::TxDone { node: 0, port: 0 },
 };
 
 /// A bucket of a [`RadixQueue`]: a list of blocks of its arena.
@@ -304,27 +237,15 @@ impl RadixQueue {
         self.buckets[i] = chain;
     }
 
-    /// Slow path for a push before `last`: re-buckets everything relative to `t`.
-    #[cold]
-    fn rebase(&mut self, t: u64) {
-        let mut all = self.now.take_all();
-        for i in 1..RADIX_BUCKETS {
-            self.drain_bucket(i, |_, e| all.push(e));
-        }
-        self.last = t;
-        for e in all {
-            match radix_bucket(e.time_ps, t) {
-                0 => self.now.late.push(Entry(e)),
-                b => self.file(b, e),
-            }
-        }
-    }
-
     #[inline]
     pub fn push(&mut self, e: Event) {
-        if e.time_ps < self.last {
-            self.rebase(e.time_ps);
-        }
+        assert!(
+            e.time_ps >= self.last,
+            "event at {} ps pushed after the queue reached {} ps: {:?}",
+            e.time_ps,
+            self.last,
+            e.what
+        );
         self.len += 1;
         match radix_bucket(e.time_ps, self.last) {
             0 => self.now.late.push(Entry(e)),
@@ -388,6 +309,25 @@ impl RadixQueue {
     }
 }
 
+/// Checkpoints store a queue as its events in pop order; restoring pushes them back.
+impl Serialize for RadixQueue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut events: Vec<Event> = self.iter().copied().collect();
+        events.sort_unstable_by_key(Event::key);
+        events.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for RadixQueue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut q = RadixQueue::default();
+        for e in Vec::<Event>::deserialize(d)? {
+            q.push(e);
+        }
+        Ok(q)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,29 +335,66 @@ mod tests {
     #[test]
     fn pops_in_time_then_tie_order() {
         let mut q = EventQueue::default();
-        q.push(Event::wake(5, 1));
+        q.push(timer(5, 1));
         q.push(Event::tx_done(5, 3, 0, 0));
-        q.push(Event::wake(2, 9));
-        q.push(Event::wake(5, 0));
+        q.push(timer(2, 9));
+        q.push(timer(5, 0));
         let order: Vec<_> = std::iter::from_fn(|| q.pop_before(u64::MAX))
             .map(|e| (e.time_ps, e.node()))
             .collect();
         assert_eq!(order, vec![(2, 9), (5, 0), (5, 0), (5, 1)]);
     }
 
-    fn packet(id: u32) -> Packet {
-        Packet {
-            flow: id,
-            seq: id.wrapping_mul(7),
+    fn timer(time_ps: u64, node: u32) -> Event {
+        Event::timer(
+            time_ps,
+            node,
+            0,
+            crate::net::event::TimerKind::NicWake,
+            0,
+            0,
+        )
+    }
+
+    fn packet(id: u32) -> crate::packet::Packet {
+        crate::packet::Packet {
+            sent_ps: id as u64 * 3,
+            sack: 0,
+            flow_index: id,
             src: id,
             dst: id + 1,
-            sent_ps: id as u64 * 3,
+            seq: id.wrapping_mul(7),
+            ack: 0,
             size_bytes: 4160,
-            via: crate::net::packet::NO_VIA,
+            via: crate::packet::NO_VIA,
             entropy: id as u16,
-            kind: crate::net::PacketKind::Data,
-            ecn: false,
+            kind: crate::packet::PacketKind::Data,
+            flags: 0,
         }
+    }
+
+    #[test]
+    #[should_panic(expected = "pushed after the queue reached")]
+    fn a_push_into_the_past_is_fatal() {
+        let mut q = EventQueue::default();
+        q.push(timer(10, 0));
+        q.pop_before(u64::MAX);
+        q.push(timer(9, 0));
+    }
+
+    #[test]
+    fn serializes_in_pop_order_and_restores_the_same_queue() {
+        let mut q = EventQueue::default();
+        for (t, n) in [(7, 1), (3, 2), (7, 0), (1_000_000, 5)] {
+            q.push(timer(t, n));
+        }
+        let bytes = bincode::serde::encode_to_vec(&q, bincode::config::standard()).unwrap();
+        let (mut r, _): (EventQueue, usize) =
+            bincode::serde::decode_from_slice(&bytes, bincode::config::standard()).unwrap();
+        while let Some(e) = q.pop_before(u64::MAX) {
+            assert_eq!(r.pop_before(u64::MAX), Some(e));
+        }
+        assert!(r.is_empty());
     }
 
     /// An event that is a function of its key, so that equal keys mean identical events (as
@@ -426,13 +403,13 @@ mod tests {
         match class {
             0 => Event::arrive(time_ps, id, id / 2, (id % 3) as u16, packet(id)),
             1 => Event::tx_done(time_ps, id, id / 4, (id % 4) as u16),
-            _ => Event::wake(time_ps, id),
+            _ => timer(time_ps, id),
         }
     }
 
     /// Drives `q` and the reference `BinaryHeapQueue` with the same 100k random operations
-    /// (pushes with many equal times and equal keys, pops bounded by a window end, a few
-    /// pushes into the past) and checks every answer is the same.
+    /// (pushes with many equal times and equal keys, pops bounded by a window end) and checks
+    /// every answer is the same.
     macro_rules! same_as_binary_heap {
         ($name:ident, $ty:ty) => {
             #[test]
@@ -454,12 +431,7 @@ mod tests {
                                 7 | 8 => rng.gen_range(640..41_580),
                                 _ => 500_000 + rng.gen_range(640..41_580),
                             };
-                            // Rarely, an event before the last popped one (never in the model).
-                            let t = if rng.gen_range(0..1000) == 0 {
-                                now.saturating_sub(rng.gen_range(1..5_000))
-                            } else {
-                                now + delta
-                            };
+                            let t = now + delta;
                             let e = event(t, rng.gen_range(0..3), rng.gen_range(0..6));
                             q.push(e);
                             r.push(e);

@@ -1,0 +1,125 @@
+//! Switch-side LB: per-switch state ([`SwitchLb`]) and the one context argument every policy
+//! gets ([`SwitchCtx`]): the packet, its ingress port, the candidate ports, the switch's own
+//! port state, the time, the switch's salt and RNG.
+
+use super::{ecmp, jsq, ofan::Ofan, rsq, simple_rr::SimpleRr, LbShared, SwitchKind};
+use crate::packet::{Packet, NO_VIA};
+use crate::scenario::LbPolicy;
+use crate::topology::{Candidates, Fabric, NodeId};
+use rand_pcg::Pcg32;
+use serde::{Deserialize, Serialize};
+
+/// What a switch policy may read of its own ports.
+pub trait QueueView {
+    /// Bytes queued at port `p` (the packet being transmitted included).
+    fn queued_bytes(&self, p: u16) -> u64;
+}
+
+/// Everything a switch policy may look at for one decision.
+pub struct SwitchCtx<'a, Q: QueueView> {
+    pub fabric: &'a Fabric,
+    pub shared: &'a LbShared,
+    pub node: NodeId,
+    pub pkt: &'a Packet,
+    pub in_port: u16,
+    pub candidates: Candidates<'a>,
+    pub queues: &'a Q,
+    pub now_ps: u64,
+    pub salt: u32,
+    pub rng: &'a mut Pcg32,
+}
+
+/// Per-switch LB state.
+#[derive(Serialize, Deserialize)]
+pub enum SwitchLb {
+    Hash,
+    Rsq,
+    SimpleRr(SimpleRr),
+    Jsq,
+    FollowPath,
+    Ofan(Ofan),
+}
+
+impl SwitchLb {
+    pub fn new(shared: &LbShared, fabric: &Fabric, node: NodeId, rng: &mut Pcg32) -> SwitchLb {
+        let uplinks = fabric.uplinks(node);
+        match shared.switch_kind {
+            SwitchKind::Hash => SwitchLb::Hash,
+            SwitchKind::Rsq => SwitchLb::Rsq,
+            SwitchKind::SimpleRr => {
+                SwitchLb::SimpleRr(SimpleRr::new(uplinks, shared.cfg.rr_reshuffle, rng))
+            }
+            SwitchKind::Jsq => SwitchLb::Jsq,
+            SwitchKind::FollowPath => SwitchLb::FollowPath,
+            SwitchKind::Ofan if uplinks == 0 => SwitchLb::Hash,
+            SwitchKind::Ofan => {
+                let ports = fabric.num_ports(node);
+                let (_, n_dest) = fabric.subtree(0, fabric.tier(node));
+                SwitchLb::Ofan(Ofan::new(
+                    uplinks,
+                    ports,
+                    pipe_ports(shared, ports),
+                    n_dest,
+                    rng,
+                ))
+            }
+        }
+    }
+
+    /// Chooses the output port (absolute index) among `ctx.candidates`.
+    #[inline]
+    pub fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+        let c = ctx.candidates;
+        debug_assert!(!c.is_empty());
+        if c.len() == 1 {
+            return c.get(0);
+        }
+        let pkt = ctx.pkt;
+        if ctx.shared.ack_ecmp && !pkt.is_data() {
+            return c.get(ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()));
+        }
+        let i = match self {
+            SwitchLb::Hash => ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()),
+            SwitchLb::Rsq => rsq::choose(c.len(), ctx.rng),
+            SwitchLb::SimpleRr(rr) => rr.choose(c.len(), ctx.rng),
+            SwitchLb::Jsq => jsq::choose(ctx.queues, c, ctx.rng),
+            SwitchLb::FollowPath if pkt.via == NO_VIA => {
+                ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len())
+            }
+            SwitchLb::FollowPath => {
+                super::drb::digit(ctx.fabric, ctx.fabric.tier(ctx.node), pkt.via, c.len())
+            }
+            SwitchLb::Ofan(o) => {
+                let (d, _) = ctx.fabric.subtree(pkt.dst, ctx.fabric.tier(ctx.node));
+                debug_assert_eq!(c.len(), o.width(), "Ofan needs every uplink as a candidate");
+                let order = ctx.shared.orders.for_width(o.width());
+                o.choose(order, ctx.in_port, d, pkt.size_class())
+            }
+        };
+        c.get(i)
+    }
+
+    /// Bytes of LB state switch `node` will hold (reported by `weft validate`).
+    pub fn state_bytes(shared: &LbShared, fabric: &Fabric, node: NodeId) -> usize {
+        let ports = fabric.num_ports(node);
+        let uplinks = fabric.uplinks(node);
+        match shared.switch_kind {
+            SwitchKind::Ofan if uplinks > 0 => Ofan::pointer_len(
+                ports,
+                pipe_ports(shared, ports),
+                fabric.subtree(0, fabric.tier(node)).1,
+            ),
+            SwitchKind::SimpleRr => 2 + 2 * uplinks as usize,
+            _ => 0,
+        }
+    }
+}
+
+/// Ingress ports per pipe: all of them for Ofan, `pipe_ports` for pOfan.
+fn pipe_ports(shared: &LbShared, ports: u16) -> u16 {
+    if shared.cfg.policy == LbPolicy::Ofan {
+        ports
+    } else {
+        shared.cfg.pipe_ports as u16
+    }
+}

@@ -1,0 +1,157 @@
+//! The CCT lower bound of a run's workload: the one place that turns the fabric, the packet
+//! sizes and the workload into the formulas of [`super::bound`].
+//!
+//! - Every flow: [`bound::single_flow_bound_ps`] on its own path (per-hop rates and
+//!   latencies, the flow's last packet size, its ACK's return path), shifted by its start
+//!   time relative to the first start. No flow can beat it, whatever else runs.
+//! - Permutations: per flow [`bound::permutation_bound_ps`] (the Ofan paper's appendix-A
+//!   model, which also counts the ACKs a host sends for what it receives).
+//! - Every workload: the busiest host's bytes (data sent plus ACKs sent, or data received
+//!   plus ACKs received, with headers and gaps) on its own link, plus the shortest one-way
+//!   trip of any of its flows' last packet — the naive bound of SEEDS.md made exact in rate.
+//!
+//! The bound is the largest of these.
+//!
+//! Workloads of more than [`EXACT_FLOWS`] flows take the per-flow maximum over the flows of
+//! a deterministic sample (every host's first flow, and every flow of host 0): a maximum
+//! over fewer flows is still a lower bound, only possibly less tight.
+
+use super::bound::{self, Hop};
+use crate::scenario::{Scenario, WorkloadKind};
+use crate::topology::{Fabric, NodeId};
+use crate::workload::{Flow, Workload};
+
+/// Workloads up to this many flows get the exact per-flow maximum.
+pub const EXACT_FLOWS: u64 = 1 << 20;
+
+/// Sizes and delays the bound needs, in bytes and ps.
+pub struct BoundInputs<'a> {
+    pub fabric: &'a Fabric,
+    pub workload: &'a Workload,
+    pub payload_bytes: u64,
+    pub header_bytes: u64,
+    pub ack_bytes: u64,
+    pub gap_bytes: u64,
+    pub forwarding_ps: u64,
+}
+
+impl BoundInputs<'_> {
+    fn packets(&self, bytes: u64) -> u64 {
+        bytes.div_ceil(self.payload_bytes)
+    }
+
+    /// The hops of the path from `src` to `dst` for a flow whose last packet carries
+    /// `last_payload` bytes.
+    fn hops(&self, src: NodeId, dst: NodeId, last_payload: u64) -> Vec<Hop> {
+        let f = self.fabric;
+        f.path(src, dst)
+            .into_iter()
+            .map(|(n, p)| {
+                let l = f.link(n, p);
+                let peer = f.peer(n, p, 0).0;
+                let fwd = if f.is_host(peer) {
+                    0
+                } else {
+                    self.forwarding_ps
+                };
+                Hop {
+                    data_ps: l.serialization_ps(self.payload_bytes + self.header_bytes),
+                    last_ps: l.serialization_ps(last_payload + self.header_bytes),
+                    ack_ps: l.serialization_ps(self.ack_bytes),
+                    gap_ps: l.serialization_ps(self.gap_bytes),
+                    latency_ps: l.latency_ps + fwd,
+                }
+            })
+            .collect()
+    }
+
+    fn flow_bound_ps(&self, fl: &Flow, permutation: bool) -> u64 {
+        let m = self.packets(fl.bytes);
+        let last = fl.bytes - (m - 1) * self.payload_bytes;
+        let fwd = self.hops(fl.src, fl.dst, last);
+        let rev = self.hops(fl.dst, fl.src, last);
+        if permutation {
+            bound::permutation_bound_ps(m, &fwd, &rev)
+        } else {
+            bound::single_flow_bound_ps(m, &fwd, &rev)
+        }
+    }
+
+    /// Bytes a flow puts on its source's wire (data) and on its destination's (ACKs).
+    fn wire_bytes(&self, fl: &Flow) -> (u64, u64) {
+        let m = self.packets(fl.bytes);
+        (
+            fl.bytes + m * (self.header_bytes + self.gap_bytes),
+            m * (self.ack_bytes + self.gap_bytes),
+        )
+    }
+}
+
+/// The CCT lower bound of the run, in ps (0 for an empty workload).
+pub fn lower_bound_ps(s: &Scenario, b: &BoundInputs<'_>) -> u64 {
+    let permutation = s.workload.kind == WorkloadKind::Permutation;
+    let hosts = b.fabric.num_hosts;
+    let w = b.workload;
+    let total = w.total_flows(hosts);
+    if total == 0 {
+        return 0;
+    }
+    let sample: Box<dyn Iterator<Item = (u32, u32)>> = if total <= EXACT_FLOWS {
+        Box::new((0..hosts).flat_map(|h| (0..w.flows_of(h)).map(move |i| (h, i))))
+    } else {
+        let host0 = (0..w.flows_of(0)).map(|i| (0, i));
+        let firsts = (1..hosts).filter(|&h| w.flows_of(h) > 0).map(|h| (h, 0));
+        Box::new(host0.chain(firsts))
+    };
+    let t0 = (0..hosts)
+        .filter(|&h| w.flows_of(h) > 0)
+        .map(|h| w.flow(h, 0).start_ps)
+        .min()
+        .unwrap_or(0);
+    let per_flow = sample
+        .map(|(h, i)| {
+            let fl = w.flow(h, i);
+            fl.start_ps - t0 + b.flow_bound_ps(&fl, permutation)
+        })
+        .max()
+        .unwrap_or(0);
+    per_flow.max(busiest_host_bound_ps(b))
+}
+
+/// The busiest host's wire time (sent or received side) on its own link, plus the shortest
+/// path latency: everything a host sends or receives crosses its link after the first send,
+/// and the last of it still travels (or, received, first had to travel) at least that far.
+fn busiest_host_bound_ps(b: &BoundInputs<'_>) -> u64 {
+    let f = b.fabric;
+    let w = b.workload;
+    let hosts = f.num_hosts as usize;
+    if w.total_flows(f.num_hosts) > EXACT_FLOWS {
+        return 0; // the per-flow sample bounds such workloads
+    }
+    let (mut tx, mut rx) = (vec![0u64; hosts], vec![0u64; hosts]);
+    let mut latency = u64::MAX;
+    for h in 0..f.num_hosts {
+        for i in 0..w.flows_of(h) {
+            let fl = w.flow(h, i);
+            let (data, acks) = b.wire_bytes(&fl);
+            tx[h as usize] += data;
+            rx[fl.dst as usize] += data;
+            tx[fl.dst as usize] += acks;
+            rx[h as usize] += acks;
+            let path: u64 = f
+                .path(h, fl.dst)
+                .iter()
+                .map(|&(n, p)| f.link(n, p).latency_ps)
+                .sum();
+            latency = latency.min(path);
+        }
+    }
+    (0..f.num_hosts)
+        .map(|h| {
+            f.link(h, 0)
+                .serialization_ps(tx[h as usize].max(rx[h as usize]))
+        })
+        .max()
+        .unwrap_or(0)
+        + latency
+}

@@ -1,0 +1,169 @@
+//! Events: what happens to a node at a time.
+//!
+//! Order is `(time_ps, tie)` where `tie` depends only on the model, never on the partitioning
+//! or on insertion order: transmission ends first (keyed by port id), then arrivals (keyed by
+//! the id of the link they travel), then timers (keyed by node id and the node's own timer
+//! sequence number). Departures before arrivals, the usual queueing convention: a packet
+//! arriving at the instant the previous one leaves finds the port holding only what is really
+//! still there.
+//!
+//! No two pending events share a key: a port has at most one transmission in progress, two
+//! packets on one link never arrive at the same instant (serialization takes time), and every
+//! timer a node sets has a new sequence number. The engine asserts it (popped keys strictly
+//! increase).
+
+use crate::packet::Packet;
+use serde::{Deserialize, Serialize};
+
+/// What a node's timer is for; handlers match on it. `arg` and `gen` of the event say which
+/// instance (e.g. a flow) and which setting (a timer re-armed or cancelled gets a new
+/// generation, and stale events are ignored when they fire).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[repr(u8)]
+pub enum TimerKind {
+    /// A host re-examines its NIC (pacing gap over, or a flow starts).
+    NicWake = 0,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum What {
+    /// `pkt` reaches `node` through its port `in_port`.
+    Arrive {
+        node: u32,
+        in_port: u16,
+        pkt: Packet,
+    },
+    /// Port `port` of `node` has put the last bit of its head packet on the wire.
+    TxDone { node: u32, port: u16 },
+    /// A timer `node` set for itself.
+    Timer {
+        node: u32,
+        kind: TimerKind,
+        gen: u32,
+        arg: u64,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    pub time_ps: u64,
+    pub tie: u64,
+    pub what: What,
+}
+
+const CLASS_SHIFT: u32 = 62;
+/// Timer keys: node id in bits 36..62, the node's timer sequence number in bits 0..36.
+const TIMER_SEQ_BITS: u32 = 36;
+/// Nodes a timer key can name.
+pub const MAX_TIMER_NODES: u64 = 1 << (CLASS_SHIFT - TIMER_SEQ_BITS);
+
+impl Event {
+    #[inline]
+    pub fn arrive(time_ps: u64, link_id: u32, node: u32, in_port: u16, pkt: Packet) -> Event {
+        Event {
+            time_ps,
+            tie: (1 << CLASS_SHIFT) | link_id as u64,
+            what: What::Arrive { node, in_port, pkt },
+        }
+    }
+    #[inline]
+    pub fn tx_done(time_ps: u64, port_id: u32, node: u32, port: u16) -> Event {
+        Event {
+            time_ps,
+            tie: port_id as u64,
+            what: What::TxDone { node, port },
+        }
+    }
+    /// Timer number `seq` of `node` (each timer a node sets takes the next number).
+    #[inline]
+    pub fn timer(time_ps: u64, node: u32, seq: u64, kind: TimerKind, gen: u32, arg: u64) -> Event {
+        assert!(
+            seq < 1 << TIMER_SEQ_BITS && (node as u64) < MAX_TIMER_NODES,
+            "timer key overflow: node {node}, sequence {seq}"
+        );
+        Event {
+            time_ps,
+            tie: (2 << CLASS_SHIFT) | (node as u64) << TIMER_SEQ_BITS | seq,
+            what: What::Timer {
+                node,
+                kind,
+                gen,
+                arg,
+            },
+        }
+    }
+    /// The node whose state this event touches.
+    #[inline]
+    pub fn node(&self) -> u32 {
+        match self.what {
+            What::Arrive { node, .. } | What::TxDone { node, .. } | What::Timer { node, .. } => {
+                node
+            }
+        }
+    }
+    #[inline]
+    pub fn key(&self) -> (u64, u64) {
+        (self.time_ps, self.tie)
+    }
+}
+
+/// Where node logic puts the events it creates; the engine routes them to the owning
+/// partition (local queue or outbox) and asserts that none is in the past.
+pub trait Scheduler {
+    fn schedule(&mut self, ev: Event);
+}
+
+/// One logical timer of a node (e.g. the NIC's wake-up): the time it is set for and its
+/// generation. Setting it again bumps the generation, so the earlier event is ignored when it
+/// fires (lazy cancellation).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct TimerSlot {
+    pub at_ps: u64,
+    pub gen: u32,
+}
+
+impl Default for TimerSlot {
+    fn default() -> Self {
+        TimerSlot {
+            at_ps: crate::time::NEVER_PS,
+            gen: 0,
+        }
+    }
+}
+
+impl TimerSlot {
+    /// Whether an event of generation `gen` is this slot's current setting.
+    #[inline]
+    pub fn fires(&self, gen: u32) -> bool {
+        gen == self.gen && self.at_ps != crate::time::NEVER_PS
+    }
+    /// Marks the slot as fired (or cancelled).
+    #[inline]
+    pub fn clear(&mut self) {
+        self.at_ps = crate::time::NEVER_PS;
+        self.gen = self.gen.wrapping_add(1);
+    }
+}
+
+/// Numbers the timers of one node, in the order it sets them.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct TimerSeq(u64);
+
+impl TimerSeq {
+    /// Sets `slot` to fire at `at_ps` and schedules its event.
+    #[inline]
+    pub fn set<S: Scheduler>(
+        &mut self,
+        slot: &mut TimerSlot,
+        node: u32,
+        kind: TimerKind,
+        arg: u64,
+        at_ps: u64,
+        out: &mut S,
+    ) {
+        slot.gen = slot.gen.wrapping_add(1);
+        slot.at_ps = at_ps;
+        out.schedule(Event::timer(at_ps, node, self.0, kind, slot.gen, arg));
+        self.0 += 1;
+    }
+}

@@ -1,0 +1,72 @@
+//! A host's NIC: one port, the arbitration between the host's flows and its control packets
+//! (ACKs), and pacing. It serves flows with data round-robin one packet at a time and
+//! alternates data and control packets when both wait. Data is paced at `host.load` × line
+//! rate: after a data packet that starts at t and holds the wire for w (gap included), the
+//! next data packet starts no earlier than t + w / load.
+//!
+//! The NIC builds a packet only when its serializer is free (a pull model, as htsim's
+//! pacers), so its queue never holds more than the packet being transmitted.
+
+use super::event::TimerSlot;
+use super::Port;
+use crate::packet::Packet;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+#[derive(Default, Serialize, Deserialize)]
+pub struct Nic {
+    pub port: Port,
+    /// Flows (local indices) with a packet the transport would send now, round-robin.
+    pub active: VecDeque<u32>,
+    /// ACKs waiting for the wire.
+    pub control: VecDeque<Packet>,
+    last_was_control: bool,
+    /// Earliest start of the next data packet (pacing).
+    next_data_ps: u64,
+    /// The NIC's wake-up timer (pacing gap over, or a flow starts).
+    pub wake: TimerSlot,
+}
+
+/// What the NIC sends next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    Control,
+    Data,
+}
+
+impl Nic {
+    /// What to send at `now_ps` (it starts at [`Nic::start_time`]), or `None` if nothing may
+    /// go now. Pacing is judged at the frame's start, so a data packet due when the current
+    /// inter-frame gap ends is committed now and starts exactly then.
+    #[inline]
+    pub fn pick(&self, now_ps: u64) -> Option<Pick> {
+        let data_ok = !self.active.is_empty() && self.start_time(now_ps) >= self.next_data_ps;
+        match (data_ok, !self.control.is_empty()) {
+            (true, true) if self.last_was_control => Some(Pick::Data),
+            (_, true) => Some(Pick::Control),
+            (true, false) => Some(Pick::Data),
+            (false, false) => None,
+        }
+    }
+
+    /// When data may go next, if some flow waits for its pacing gap.
+    pub fn data_ready_at(&self) -> Option<u64> {
+        (!self.active.is_empty()).then_some(self.next_data_ps)
+    }
+
+    /// The time the next frame would start if handed to the port now.
+    #[inline]
+    pub fn start_time(&self, now_ps: u64) -> u64 {
+        now_ps.max(self.port.free_at_ps)
+    }
+
+    /// Records a pick: data starting at `begin_ps` and holding the wire `wire_ps` (gap
+    /// included) delays the next data packet by `wire_ps / load`.
+    #[inline]
+    pub fn picked(&mut self, pick: Pick, begin_ps: u64, wire_ps: u64, load_ppm: u64) {
+        self.last_was_control = pick == Pick::Control;
+        if pick == Pick::Data {
+            self.next_data_ps = begin_ps + wire_ps * 1_000_000 / load_ppm;
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! The packet: a small `Copy` value that travels by value through queues and events (no
+//! per-packet heap allocation).
+//!
+//! Flows are named by a 64-bit [`FlowId`]: the sending host and the flow's index among that
+//! host's flows. A packet carries the index only; the sending host is `src` for packets that
+//! travel with the data (data, trimmed headers) and `dst` for those that travel back (ACKs,
+//! NACKs), so the id costs no bytes.
+
+use serde::{Deserialize, Serialize};
+
+/// A flow: (sending host) << 32 | (index among that host's flows).
+pub type FlowId = u64;
+
+/// Makes the [`FlowId`] of flow `index` of host `src`.
+#[inline]
+pub fn flow_id(src: u32, index: u32) -> FlowId {
+    (src as u64) << 32 | index as u64
+}
+
+/// The sending host of a flow.
+#[inline]
+pub fn flow_src(id: FlowId) -> u32 {
+    (id >> 32) as u32
+}
+
+/// The flow's index among its host's flows.
+#[inline]
+pub fn flow_index(id: FlowId) -> u32 {
+    id as u32
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[repr(u8)]
+pub enum PacketKind {
+    /// Payload, from the flow's source to its destination.
+    Data = 0,
+    /// Acknowledgement, from the destination back to the source.
+    Ack = 1,
+}
+
+/// Marks "no DRB path" in [`Packet::via`].
+pub const NO_VIA: u32 = u32::MAX;
+
+/// Bits of [`Packet::flags`].
+pub mod flags {
+    /// Congestion experienced: set by a switch on a data packet.
+    pub const ECN_CE: u8 = 1;
+    /// On an ACK: the data packet it acknowledges carried [`ECN_CE`].
+    pub const ECN_ECHO: u8 = 2;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Packet {
+    /// When the source started transmitting it, in ps (one-way latency = arrival − this).
+    /// On an ACK: the echoed send time of the data packet it acknowledges (an RTT sample).
+    pub sent_ps: u64,
+    /// Selective acknowledgement (ACKs): bit i set = packet `ack + 1 + i` was received.
+    pub sack: u64,
+    /// Index of the flow among its sending host's flows (see [`Packet::flow_id`]).
+    pub flow_index: u32,
+    pub src: u32,
+    pub dst: u32,
+    /// Data: packet sequence number within the flow. ACK: the sequence number acknowledged.
+    pub seq: u32,
+    /// ACK: cumulative acknowledgement (every packet below it was received).
+    pub ack: u32,
+    /// Bytes it occupies in a buffer (payload + header, or the ACK size); the inter-frame gap
+    /// is added on the wire only.
+    pub size_bytes: u32,
+    /// DRB path code: which of the paths through the lowest common layer to take (up-port
+    /// digits, the first hop's digit varying fastest), or [`NO_VIA`].
+    pub via: u32,
+    /// Host-chosen entropy value (ECMP/RPS hashing).
+    pub entropy: u16,
+    pub kind: PacketKind,
+    /// [`flags`] bits.
+    pub flags: u8,
+}
+
+impl Packet {
+    #[inline]
+    pub fn is_data(&self) -> bool {
+        self.kind == PacketKind::Data
+    }
+    /// Size class for per-class LB state (Ofan pointers): 0 for data, 1 for control packets.
+    #[inline]
+    pub fn size_class(&self) -> u32 {
+        self.kind as u32
+    }
+    /// The flow this packet belongs to (data and its ACKs share it).
+    #[inline]
+    pub fn flow_id(&self) -> FlowId {
+        let owner = if self.is_data() { self.src } else { self.dst };
+        flow_id(owner, self.flow_index)
+    }
+    #[inline]
+    pub fn ecn(&self) -> bool {
+        self.flags & flags::ECN_CE != 0
+    }
+    /// The 32-bit flow key switches hash (ECMP): a flow of another index at the same host gets
+    /// a well-spread key, and index 0 keys as its host id, so a permutation's flows key as
+    /// `src`. Data and ACKs are distinct keys (`2·flow + class`), as htsim's data and ACK
+    /// flows have distinct ids.
+    #[inline]
+    pub fn hash_key(&self) -> u32 {
+        let owner = if self.is_data() { self.src } else { self.dst };
+        let flow = owner.wrapping_add(self.flow_index.wrapping_mul(0x9e37_79b9));
+        flow.wrapping_mul(2) | self.size_class()
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<Packet>() <= 56);

@@ -1,0 +1,115 @@
+//! Transports: per-flow sender and receiver state of the hosts, behind one enum so the NIC
+//! and host code are the same for every congestion-control algorithm.
+//!
+//! The interface a CCA plugs into (one file per CCA, a variant of [`Sender`]):
+//! - [`Sender::next_seq`]: which packet to send next (a retransmission before new data), or
+//!   none while the window is closed;
+//! - [`Sender::on_ack`] with [`AckInfo`] (cumulative and selective acknowledgement, ECN echo,
+//!   the entropy value the data carried, the echoed send time for an RTT sample);
+//! - [`Sender::on_nack`] and [`Sender::on_timeout`];
+//! - [`Sender::pacing_rate`]: the rate the NIC paces this flow at, if the CCA paces.
+//!
+//! Duplicate, late and unexpected acknowledgements are counted, never a panic.
+//!
+//! Today's member is [`paced::Paced`]: no window, no loss recovery, the NIC paces the host at
+//! `host.load` × line rate (the Ofan paper's LB-isolation mode).
+
+pub mod paced;
+pub mod receiver;
+pub mod seqset;
+
+pub use receiver::Receiver;
+use serde::{Deserialize, Serialize};
+
+/// What an ACK tells the sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckInfo {
+    /// The sequence number this ACK was sent for.
+    pub seq: u32,
+    /// Every packet below this was received.
+    pub cumulative: u32,
+    /// Bit i: packet `cumulative + 1 + i` was received.
+    pub sack: u64,
+    /// The acknowledged data packet was ECN-marked.
+    pub ecn_echo: bool,
+    /// Entropy value of the acknowledged data packet.
+    pub entropy: u16,
+    /// When the acknowledged data packet was sent (RTT = now − this).
+    pub data_sent_ps: u64,
+}
+
+/// What an acknowledgement changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckOutcome {
+    /// Packets acknowledged for the first time.
+    pub newly_acked: u32,
+    /// Acknowledgements that acknowledged nothing new (duplicates, late, out of range).
+    pub stale: u32,
+    /// The flow has just completed (all packets acknowledged).
+    pub completed: bool,
+}
+
+/// Per-flow sender state: one variant per transport/CCA.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Sender {
+    Paced(paced::Paced),
+}
+
+impl Sender {
+    /// A sender for `packets` data packets under the scenario's transport.
+    pub fn new(packets: u32) -> Sender {
+        Sender::Paced(paced::Paced::new(packets))
+    }
+
+    /// The next packet to send, if the transport allows one now.
+    #[inline]
+    pub fn next_seq(&mut self, now_ps: u64) -> Option<u32> {
+        match self {
+            Sender::Paced(s) => s.next_seq(now_ps),
+        }
+    }
+
+    /// Whether the flow still has packets it will send without hearing back first.
+    #[inline]
+    pub fn has_data(&self) -> bool {
+        match self {
+            Sender::Paced(s) => s.has_data(),
+        }
+    }
+
+    #[inline]
+    pub fn on_ack(&mut self, ack: &AckInfo, now_ps: u64) -> AckOutcome {
+        match self {
+            Sender::Paced(s) => s.on_ack(ack, now_ps),
+        }
+    }
+
+    /// The receiver reports packet `seq` lost (trimmed). The paced transport has no loss
+    /// recovery and ignores it.
+    pub fn on_nack(&mut self, _seq: u32, _now_ps: u64) {
+        match self {
+            Sender::Paced(_) => {}
+        }
+    }
+
+    /// The flow's retransmission timer fired. Not armed by the paced transport.
+    pub fn on_timeout(&mut self, _now_ps: u64) {
+        match self {
+            Sender::Paced(_) => {}
+        }
+    }
+
+    /// Pacing rate in bit/s if the CCA paces the flow itself (the NIC's host-level pacing
+    /// applies either way).
+    pub fn pacing_rate(&self) -> Option<u64> {
+        match self {
+            Sender::Paced(_) => None,
+        }
+    }
+
+    pub fn is_complete(&self) -> bool {
+        match self {
+            Sender::Paced(s) => s.is_complete(),
+        }
+    }
+}
