@@ -48,40 +48,44 @@ struct Sink<'a> {
     window_end_ps: u64,
     queue: &'a mut EventQueue,
     outbox: &'a mut Outbox,
+    node_part: &'a [u32],
     plan: &'a Plan,
 }
 
 impl Scheduler for Sink<'_> {
     #[inline]
     fn schedule(&mut self, ev: Event) {
-        assert!(
-            ev.time_ps >= self.now_ps,
-            "event scheduled in the past ({} ps < now {} ps): {:?}",
-            ev.time_ps,
-            self.now_ps,
-            ev.what
-        );
-        if self.plan.node_part[ev.node() as usize] == self.id {
+        if ev.time_ps < self.now_ps {
+            violated("event scheduled in the past", ev.time_ps, self.now_ps);
+        }
+        if self.node_part[ev.node() as usize] == self.id {
             self.queue.push(ev);
             return;
         }
-        assert!(
-            ev.time_ps >= self.window_end_ps,
-            "lookahead violated: an event for another partition at {} ps falls inside the window ending at {} ps",
-            ev.time_ps,
-            self.window_end_ps
-        );
+        if ev.time_ps < self.window_end_ps {
+            violated(
+                "lookahead violated: an event for another partition falls inside the window",
+                ev.time_ps,
+                self.window_end_ps,
+            );
+        }
         let slot = match ev.what {
             What::Arrive { .. } => self.plan.link_slot[(ev.tie & ((1 << 62) - 1)) as usize],
             _ => NOT_CUT,
         };
-        assert!(
-            slot != NOT_CUT,
-            "only arrivals over cut links cross partitions: {:?}",
-            ev.what
-        );
+        if slot == NOT_CUT {
+            violated("only arrivals over cut links cross partitions", ev.time_ps, 0);
+        }
         self.outbox[slot as usize].push(ev);
     }
+}
+
+/// The failure path of the engine's invariant checks, out of line so that each check costs
+/// only a comparison on the hot path.
+#[cold]
+#[inline(never)]
+fn violated(what: &str, time_ps: u64, bound_ps: u64) -> ! {
+    panic!("engine invariant: {what} (event at {time_ps} ps, bound {bound_ps} ps)")
 }
 
 impl Partition {
@@ -97,6 +101,7 @@ impl Partition {
             window_end_ps: 0,
             queue: &mut queue,
             outbox: &mut outbox,
+            node_part: &plan.node_part,
             plan,
         };
         let nodes = nodes
@@ -139,16 +144,14 @@ impl Partition {
             window_end_ps: end_ps,
             queue,
             outbox,
+            node_part: &plan.node_part,
             plan,
         };
         let mut events = 0u64;
         while let Some(ev) = sink.queue.pop_before(end_ps) {
-            assert!(
-                ev.key() > *last_key,
-                "events out of order or sharing a key: {:?} after {:?}",
-                ev.key(),
-                last_key
-            );
+            if ev.key() <= *last_key {
+                violated("events out of order or sharing a key", ev.time_ps, last_key.0);
+            }
             *last_key = ev.key();
             events += 1;
             sink.now_ps = ev.time_ps;

@@ -239,13 +239,9 @@ impl RadixQueue {
 
     #[inline]
     pub fn push(&mut self, e: Event) {
-        assert!(
-            e.time_ps >= self.last,
-            "event at {} ps pushed after the queue reached {} ps: {:?}",
-            e.time_ps,
-            self.last,
-            e.what
-        );
+        if e.time_ps < self.last {
+            pushed_into_the_past(e.time_ps, self.last);
+        }
         self.len += 1;
         match radix_bucket(e.time_ps, self.last) {
             0 => self.now.late.push(Entry(e)),
@@ -307,6 +303,14 @@ impl RadixQueue {
                 })
             }))
     }
+}
+
+/// The failure path of [`RadixQueue::push`], out of line so that the check costs only a
+/// comparison on the hot path.
+#[cold]
+#[inline(never)]
+fn pushed_into_the_past(time_ps: u64, last_ps: u64) -> ! {
+    panic!("event at {time_ps} ps pushed after the queue reached {last_ps} ps")
 }
 
 /// Checkpoints store a queue as its events in pop order; restoring pushes them back.

@@ -41,11 +41,15 @@ pub fn next_via(
     via
 }
 
+/// What a switch of tier `tier` divides a path code by before taking it modulo its uplink
+/// count: the product of the uplink counts of the tiers below it.
+pub fn digit_divisor(fabric: &Fabric, tier: u8) -> u32 {
+    (1..tier).map(|t| fabric.tier_uplinks(t) as u32).product()
+}
+
 /// The uplink index (among `count`) a switch of tier `tier` takes for path code `via`.
-#[inline]
 pub fn digit(fabric: &Fabric, tier: u8, via: u32, count: u16) -> u16 {
-    let below: u32 = (1..tier).map(|t| fabric.tier_uplinks(t) as u32).product();
-    ((via / below) % count as u32) as u16
+    ((via / digit_divisor(fabric, tier)) % count as u32) as u16
 }
 
 #[cfg(test)]

@@ -14,31 +14,31 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 /// One [`PortOrder`] per distinct uplink count in the fabric, so that every switch's order
 /// has exactly its own width. Orders are drawn in increasing width from one stream (a fabric
 /// with one uplink count draws exactly one permutation).
 #[derive(Clone, Debug, Default)]
 pub struct PortOrders {
-    by_width: BTreeMap<u16, PortOrder>,
+    /// Indexed by width.
+    by_width: Vec<Option<PortOrder>>,
 }
 
 impl PortOrders {
     pub fn random(widths: impl Iterator<Item = u16>, rng: &mut Pcg32) -> PortOrders {
-        let widths: std::collections::BTreeSet<u16> = widths.filter(|&w| w > 0).collect();
-        PortOrders {
-            by_width: widths
-                .into_iter()
-                .map(|w| (w, PortOrder::random(w, rng)))
-                .collect(),
+        let widths: BTreeSet<u16> = widths.filter(|&w| w > 0).collect();
+        let mut by_width = vec![None; widths.last().map_or(0, |&w| w as usize + 1)];
+        for w in widths {
+            by_width[w as usize] = Some(PortOrder::random(w, rng));
         }
+        PortOrders { by_width }
     }
     /// The order of width `w`; every switch's uplink count has one.
     #[inline]
     pub fn for_width(&self, w: u16) -> &PortOrder {
-        self.by_width
-            .get(&w)
+        self.by_width[w as usize]
+            .as_ref()
             .expect("a port order exists for every uplink count of the fabric")
     }
 }
@@ -88,6 +88,12 @@ impl PortOrder {
     }
 }
 
+#[cold]
+#[inline(never)]
+fn width_mismatch(order: u16, uplinks: u16) -> ! {
+    panic!("Ofan port order of width {order} used at a switch with {uplinks} uplinks")
+}
+
 #[derive(Serialize, Deserialize)]
 pub struct Ofan {
     /// Uplinks w.
@@ -129,11 +135,10 @@ impl Ofan {
     #[inline]
     pub fn choose(&mut self, order: &PortOrder, in_port: u16, d: u32, class: u32) -> u16 {
         debug_assert!(d < self.n_dest && class < 2);
-        assert_eq!(
-            order.width(),
-            self.w,
-            "port order width differs from the uplinks"
-        );
+        // A wrong width would index outside the uplinks: checked cheaply, reported out of line.
+        if order.width() != self.w {
+            width_mismatch(order.width(), self.w);
+        }
         let pipe = (in_port / self.pipe_ports) as usize;
         let slot = (pipe * self.n_dest as usize + d as usize) * 2 + class as usize;
         let p = self.pointers[slot];

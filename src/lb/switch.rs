@@ -36,8 +36,11 @@ pub enum SwitchLb {
     Rsq,
     SimpleRr(SimpleRr),
     Jsq,
-    FollowPath,
-    Ofan(Ofan),
+    /// Follow the DRB path code: this switch's digit is `(via / below) % candidates`, where
+    /// `below` is the product of the uplink counts of the tiers under it.
+    FollowPath { below: u32 },
+    /// Ofan state and the subtree level that keys its pointers (the switch's tier).
+    Ofan { state: Ofan, level: u8 },
 }
 
 impl SwitchLb {
@@ -50,18 +53,16 @@ impl SwitchLb {
                 SwitchLb::SimpleRr(SimpleRr::new(uplinks, shared.cfg.rr_reshuffle, rng))
             }
             SwitchKind::Jsq => SwitchLb::Jsq,
-            SwitchKind::FollowPath => SwitchLb::FollowPath,
+            SwitchKind::FollowPath => SwitchLb::FollowPath {
+                below: super::drb::digit_divisor(fabric, fabric.tier(node)),
+            },
             SwitchKind::Ofan if uplinks == 0 => SwitchLb::Hash,
             SwitchKind::Ofan => {
                 let ports = fabric.num_ports(node);
-                let (_, n_dest) = fabric.subtree(0, fabric.tier(node));
-                SwitchLb::Ofan(Ofan::new(
-                    uplinks,
-                    ports,
-                    pipe_ports(shared, ports),
-                    n_dest,
-                    rng,
-                ))
+                let level = fabric.tier(node);
+                let (_, n_dest) = fabric.subtree(0, level);
+                let state = Ofan::new(uplinks, ports, pipe_ports(shared, ports), n_dest, rng);
+                SwitchLb::Ofan { state, level }
             }
         }
     }
@@ -83,17 +84,15 @@ impl SwitchLb {
             SwitchLb::Rsq => rsq::choose(c.len(), ctx.rng),
             SwitchLb::SimpleRr(rr) => rr.choose(c.len(), ctx.rng),
             SwitchLb::Jsq => jsq::choose(ctx.queues, c, ctx.rng),
-            SwitchLb::FollowPath if pkt.via == NO_VIA => {
+            SwitchLb::FollowPath { .. } if pkt.via == NO_VIA => {
                 ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len())
             }
-            SwitchLb::FollowPath => {
-                super::drb::digit(ctx.fabric, ctx.fabric.tier(ctx.node), pkt.via, c.len())
-            }
-            SwitchLb::Ofan(o) => {
-                let (d, _) = ctx.fabric.subtree(pkt.dst, ctx.fabric.tier(ctx.node));
-                debug_assert_eq!(c.len(), o.width(), "Ofan needs every uplink as a candidate");
-                let order = ctx.shared.orders.for_width(o.width());
-                o.choose(order, ctx.in_port, d, pkt.size_class())
+            SwitchLb::FollowPath { below } => ((pkt.via / *below) % c.len() as u32) as u16,
+            SwitchLb::Ofan { state, level } => {
+                let (d, _) = ctx.fabric.subtree(pkt.dst, *level);
+                debug_assert_eq!(c.len(), state.width(), "Ofan needs every uplink as a candidate");
+                let order = ctx.shared.orders.for_width(state.width());
+                state.choose(order, ctx.in_port, d, pkt.size_class())
             }
         };
         c.get(i)

@@ -19,12 +19,12 @@ impl StageStats {
     pub fn add_port(&mut self, s: &PortStats) {
         self.ports += 1;
         self.max_bytes = self.max_bytes.max(s.max_bytes);
-        self.max_pkts = self.max_pkts.max(s.max_pkts);
+        self.max_pkts = self.max_pkts.max(s.max_pkts as u64);
         self.pkt_ps_integral += s.pkt_ps_integral;
         self.busy_ps += s.busy_ps as u128;
         self.bytes_sent += s.bytes_sent;
-        self.drops += s.drops;
-        self.ecn_marks += s.ecn_marks;
+        self.drops += s.drops as u64;
+        self.ecn_marks += s.ecn_marks as u64;
     }
 
     pub fn merge(&mut self, o: &StageStats) {

@@ -23,6 +23,8 @@ use std::collections::BTreeMap;
 struct FlowSender {
     sender: Sender,
     path: FlowPath,
+    /// The flow is in the NIC's round-robin (it has, or may have, a packet to send).
+    in_rotation: bool,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -173,8 +175,9 @@ impl Host {
             c.last_ack_ps = c.last_ack_ps.max(now_ps);
             self.completed += 1;
         }
-        let readmit = f.sender.has_data() && !self.nic.active.contains(&i);
+        let readmit = f.sender.has_data() && !f.in_rotation;
         if readmit {
+            f.in_rotation = true;
             self.nic.active.push_back(i);
         }
         readmit
@@ -237,6 +240,7 @@ impl Host {
             self.flows.push(FlowSender {
                 sender: Sender::new(packets as u32),
                 path,
+                in_rotation: true,
             });
             self.nic.active.push_back(i);
         }
@@ -286,9 +290,14 @@ impl Host {
     fn next_data(&mut self, m: &Model, now_ps: u64, mx: &mut Metrics) -> Option<Packet> {
         let i = self.nic.active.pop_front().expect("picked data");
         let f = &mut self.flows[i as usize];
-        let seq = f.sender.next_seq(now_ps)?;
+        let Some(seq) = f.sender.next_seq(now_ps) else {
+            f.in_rotation = false;
+            return None;
+        };
         if f.sender.has_data() {
             self.nic.active.push_back(i);
+        } else {
+            f.in_rotation = false;
         }
         let flow = m.workload.flow(self.id, i);
         let (entropy, via) = m.lb.host.next_packet(

@@ -43,7 +43,7 @@ impl QueueDiscipline {
     #[inline]
     pub fn admit(&self, port: &mut Port, mut pkt: Packet, now_ps: u64) -> Admission {
         if port.queued_bytes + pkt.size_bytes as u64 > self.buffer_bytes {
-            port.stats.drops += 1;
+            port.stats.drops = port.stats.drops.saturating_add(1);
             return Admission::Dropped;
         }
         let marked = match self.ecn {
@@ -54,7 +54,7 @@ impl QueueDiscipline {
         };
         if marked {
             pkt.flags |= flags::ECN_CE;
-            port.stats.ecn_marks += 1;
+            port.stats.ecn_marks = port.stats.ecn_marks.saturating_add(1);
         }
         port.push(pkt, now_ps);
         Admission::Enqueued { marked }
