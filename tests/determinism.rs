@@ -92,3 +92,173 @@ fn drops_and_incomplete_flows_are_deterministic_too() {
         );
     }
 }
+
+// ---- Tier overrides, forwarding latency and staggered matrix workloads ----
+
+/// The (threads, partitions) splits every variant below is run on; (1, 1) is the reference.
+/// On a k = 4 fat tree (4 pods, 8 edge groups) 5 and 6 partitions cut pods into edge groups,
+/// so edge-agg links are cut as well as agg-core ones.
+const SPLITS: [(usize, u32); 3] = [(2, 4), (1, 5), (2, 6)];
+
+/// The policies the variants are checked for: per-switch pointers (ofan), sender waypoints
+/// (drb), per-flow hashing (ecmp) and queue-state decisions (jsq).
+const VARIANT_POLICIES: [LbPolicy; 4] =
+    [LbPolicy::Ofan, LbPolicy::Drb, LbPolicy::Ecmp, LbPolicy::Jsq];
+
+/// Runs `s` on every split of [`SPLITS`] and asserts the results equal the (1, 1) run's.
+/// Returns the reference results.
+fn assert_split_invariant(s: &weft::scenario::Scenario, what: &str) -> serde_json::Value {
+    let reference = results(s, 1, 1);
+    let completed = reference["flows"]["completed"].as_u64().unwrap();
+    assert!(completed > 0, "{what}: no flow completed: {reference}");
+    assert_eq!(
+        reference["flows"]["incomplete"], 0,
+        "{what}: flows left incomplete"
+    );
+    for (threads, parts) in SPLITS {
+        assert_eq!(
+            results(s, threads, parts),
+            reference,
+            "{what}: threads {threads}, partitions {parts} differ from (1, 1)"
+        );
+    }
+    reference
+}
+
+/// A k = 4 fat tree with a faster, shorter agg-core tier and a longer edge-agg tier.
+fn with_tiers(policy: LbPolicy) -> weft::scenario::Scenario {
+    use weft::scenario::TierOverride;
+    let mut s = scenario(TopologyKind::FatTree, 4, policy, 64 * 1024);
+    s.topology.tiers.insert(
+        "agg_core".into(),
+        TierOverride {
+            rate_gbps: Some(1600.0),
+            latency_ns: Some(300.0),
+        },
+    );
+    s.topology.tiers.insert(
+        "edge_agg".into(),
+        TierOverride {
+            rate_gbps: Some(800.0),
+            latency_ns: Some(200.0),
+        },
+    );
+    s.validate().expect("tier scenario is valid");
+    s
+}
+
+#[test]
+fn tier_overrides_are_deterministic_across_threads_and_partitions() {
+    for policy in VARIANT_POLICIES {
+        let s = with_tiers(policy);
+        let r = assert_split_invariant(&s, &format!("{policy:?} with tier overrides"));
+        // Guard against comparing constants: the overrides change the model's results.
+        let plain = results(&scenario(TopologyKind::FatTree, 4, policy, 64 * 1024), 1, 1);
+        assert_ne!(r, plain, "{policy:?}: tier overrides had no effect");
+        assert_ne!(
+            r["cct_lower_bound_ns"], plain["cct_lower_bound_ns"],
+            "{policy:?}: the lower bound ignores the tier latencies"
+        );
+        // The splits really cut the overridden tiers: whole pods cut only agg-core links
+        // (300 ns), edge groups also edge-agg links (200 ns).
+        for (parts, lookahead) in [(4, 300.0), (6, 200.0)] {
+            let o = common::run(&s, 1, parts);
+            let run = weft::report::Summary::new(&o, serde_json::to_value(&s).unwrap()).run;
+            assert_eq!(
+                run["lookahead_ns"].as_f64(),
+                Some(lookahead),
+                "{policy:?}, {parts} partitions: {run}"
+            );
+        }
+    }
+}
+
+#[test]
+fn forwarding_latency_is_deterministic_across_threads_and_partitions() {
+    for policy in VARIANT_POLICIES {
+        let mut s = scenario(TopologyKind::FatTree, 4, policy, 64 * 1024);
+        s.switch.forwarding_latency_ns = 150.0;
+        s.validate().unwrap();
+        let r = assert_split_invariant(&s, &format!("{policy:?} with forwarding latency"));
+        let plain = results(&scenario(TopologyKind::FatTree, 4, policy, 64 * 1024), 1, 1);
+        assert_ne!(r, plain, "{policy:?}: forwarding latency had no effect");
+        // Every data packet crosses at least one switch, so its latency grows by >= 150 ns.
+        assert!(
+            r["latency_ns"]["max"].as_u64().unwrap()
+                >= plain["latency_ns"]["max"].as_u64().unwrap() + 150,
+            "{policy:?}: {} vs {}",
+            r["latency_ns"],
+            plain["latency_ns"]
+        );
+    }
+}
+
+/// An htsim connection matrix for the 16 hosts of a k = 4 fat tree, with flows starting at
+/// 0, 1.5 us and 4 us (start times in picoseconds), crossing pods, within a pod, within an
+/// edge switch, and an incast onto host 5.
+const STAGGERED_MATRIX: &str = "Nodes 16
+Connections 10
+0->5 id 1 start 0 size 65536
+3->12 id 2 start 0 size 131072
+8->9 id 3 start 0 size 32768
+1->5 id 4 start 1500000 size 65536
+14->5 id 5 start 1500000 size 16384
+6->2 id 6 start 1500000 size 131072
+11->4 id 7 start 4000000 size 65536
+7->13 id 8 start 4000000 size 98304
+5->0 id 9 start 4000000 size 16384
+15->10 id 10 start 4000000 size 65536
+";
+
+#[test]
+fn staggered_matrix_is_deterministic_across_threads_and_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("m.cm"), STAGGERED_MATRIX).unwrap();
+    for policy in VARIANT_POLICIES {
+        let mut s = scenario(TopologyKind::FatTree, 4, policy, 64 * 1024);
+        s.workload.kind = weft::scenario::WorkloadKind::Matrix;
+        s.workload.file = Some("m.cm".into());
+        s.base_dir = dir.path().to_path_buf();
+        s.validate().unwrap();
+        let r = assert_split_invariant(&s, &format!("{policy:?} staggered matrix"));
+        assert_eq!(r["flows"]["total"], 10, "{r}");
+        assert_eq!(r["flows"]["completed"], 10, "{r}");
+        // Every payload byte arrives, in 4096-byte packets.
+        let packets: u64 = [
+            65536u64, 131072, 32768, 65536, 16384, 131072, 65536, 98304, 16384, 65536,
+        ]
+        .iter()
+        .map(|b| b.div_ceil(4096))
+        .sum();
+        assert_eq!(r["packets"]["data_delivered"], packets, "{r}");
+        // The last flows start at 4 us, so the run cannot end before then.
+        assert!(r["end_ns"].as_f64().unwrap() > 4000.0, "{r}");
+    }
+}
+
+#[test]
+fn staggered_start_times_change_the_results() {
+    // Guards the test above: the start times are read and used, not ignored.
+    let dir = tempfile::tempdir().unwrap();
+    let flat = STAGGERED_MATRIX
+        .replace("start 1500000", "start 0")
+        .replace("start 4000000", "start 0");
+    std::fs::write(dir.path().join("staggered.cm"), STAGGERED_MATRIX).unwrap();
+    std::fs::write(dir.path().join("flat.cm"), flat).unwrap();
+    let run = |file: &str| {
+        let mut s = scenario(TopologyKind::FatTree, 4, LbPolicy::Ofan, 64 * 1024);
+        s.workload.kind = weft::scenario::WorkloadKind::Matrix;
+        s.workload.file = Some(file.into());
+        s.base_dir = dir.path().to_path_buf();
+        s.validate().unwrap();
+        results(&s, 1, 1)
+    };
+    let (staggered, flat) = (run("staggered.cm"), run("flat.cm"));
+    assert_ne!(staggered, flat);
+    assert!(
+        staggered["end_ns"].as_f64().unwrap() > flat["end_ns"].as_f64().unwrap(),
+        "staggered {} vs flat {}",
+        staggered["end_ns"],
+        flat["end_ns"]
+    );
+}

@@ -67,6 +67,7 @@ impl Summary {
                 "dropped": c.data_dropped + c.acks_dropped,
                 "in_flight": o.data_in_flight + o.acks_in_flight,
                 "ecn_marked": c.ecn_marked,
+                "stale_acks": c.stale_acks,
             },
             "queues": queues,
             "utilization": util,
