@@ -655,3 +655,172 @@ fn out_folder_is_created_and_holds_only_the_outputs() {
     names.sort();
     assert_eq!(names, ["latency.hlog", "summary.json"]);
 }
+
+// ---- Zero lookahead ----
+
+/// Asserts `out` is the zero-lookahead failure: exit code 1 and one `error:` line naming
+/// `field` and saying "zero lookahead".
+fn assert_zero_lookahead(case: &str, out: &Output, field: &str) {
+    let line = assert_fails(case, out, &[field, "zero lookahead"]);
+    assert_eq!(out.status.code(), Some(1), "case {case}: {line}");
+}
+
+#[test]
+fn zero_link_latency_with_partitions_fails_naming_the_field() {
+    let toml = with_topology("k = 4\nlink_latency_ns = 0");
+    let dir = dir_with(&[("s.toml", &toml)]);
+    for parts in ["2", "4", "8"] {
+        let out = weft(dir.path(), &["run", "s.toml", "--partitions", parts]);
+        assert_zero_lookahead(
+            &format!("link_latency_ns = 0, {parts} partitions"),
+            &out,
+            "topology.link_latency_ns",
+        );
+    }
+    // The same through --set.
+    let dir = dir_with(&[("s.toml", GOOD)]);
+    let out = weft(
+        dir.path(),
+        &[
+            "run",
+            "s.toml",
+            "--set",
+            "topology.link_latency_ns=0",
+            "--partitions",
+            "4",
+        ],
+    );
+    assert_zero_lookahead("--set link_latency_ns=0", &out, "topology.link_latency_ns");
+}
+
+#[test]
+fn zero_link_latency_runs_on_one_partition() {
+    let toml = with_topology("k = 4\nlink_latency_ns = 0");
+    let dir = dir_with(&[("s.toml", &toml)]);
+    for extra in [
+        &["--partitions", "1"][..],
+        &["--partitions", "1", "--threads", "2"],
+    ] {
+        let mut args = vec!["run", "s.toml", "--json"];
+        args.extend_from_slice(extra);
+        let out = weft(dir.path(), &args);
+        assert!(
+            out.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(summary["run"]["partitions"], 1, "{extra:?}");
+        assert_eq!(summary["results"]["flows"]["incomplete"], 0, "{extra:?}");
+        assert_eq!(summary["results"]["flows"]["completed"], 16, "{extra:?}");
+    }
+}
+
+#[test]
+fn zero_tier_latency_with_partitions_fails_naming_the_tier() {
+    let toml = good_plus("[topology.tiers.edge_agg]\nlatency_ns = 0");
+    let dir = dir_with(&[("s.toml", &toml)]);
+    // 8 partitions on a k = 4 fat tree are edge groups: edge-agg links are cut.
+    let out = weft(dir.path(), &["run", "s.toml", "--partitions", "8"]);
+    assert_zero_lookahead(
+        "edge_agg latency 0, 8 partitions",
+        &out,
+        "topology.tiers.edge_agg.latency_ns",
+    );
+    // The default field is not blamed when a tier override set the zero.
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("topology.link_latency_ns"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = weft(dir.path(), &["run", "s.toml", "--partitions", "1"]);
+    assert!(
+        out.status.success(),
+        "one partition: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A zero agg-core tier is named as such when whole pods are cut.
+    let toml = good_plus("[topology.tiers.agg_core]\nlatency_ns = 0");
+    let dir = dir_with(&[("s.toml", &toml)]);
+    let out = weft(dir.path(), &["run", "s.toml", "--partitions", "2"]);
+    assert_zero_lookahead(
+        "agg_core latency 0, 2 partitions",
+        &out,
+        "topology.tiers.agg_core.latency_ns",
+    );
+}
+
+#[test]
+fn zero_latency_with_forwarding_latency_runs_partitioned() {
+    // A switch's forwarding latency alone keeps switch-bound cut links positive, and the
+    // automatic plan never cuts host links, so this runs on many partitions and gives the
+    // same results as one partition.
+    let toml = good_plus("[switch]\nforwarding_latency_ns = 150");
+    let dir = dir_with(&[("s.toml", &toml)]);
+    let run = |parts: &str| {
+        let out = weft(
+            dir.path(),
+            &[
+                "run",
+                "s.toml",
+                "--json",
+                "--set",
+                "topology.link_latency_ns=0",
+                "--partitions",
+                parts,
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{parts} partitions: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let one = run("1");
+    let eight = run("8");
+    assert_eq!(eight["run"]["lookahead_ns"], 150.0);
+    assert_eq!(one["results"], eight["results"]);
+}
+
+// ---- weft validate on huge generated workloads ----
+
+#[test]
+fn validate_reports_a_huge_all_to_all_without_building_it() {
+    // k = 64: 65,536 hosts, so 65,536 x 65,535 = 4,294,901,760 flows (just under 2^32; as
+    // flow records that would be hundreds of GB: validate must count them, not build them).
+    let toml = "[topology]\nk = 64\n[workload]\nkind = \"all_to_all\"\nmessage_bytes = 65536\n";
+    let dir = dir_with(&[("s.toml", toml)]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["validate", "s.toml"])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run weft");
+    // Generous: building the flows would take minutes and ~100 GB; counting them is instant.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("weft validate did not finish within 60 s on a k = 64 all-to-all");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stderr: {stderr}");
+    let field = |name: &str| -> u64 {
+        let line = stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} line in:\n{stdout}"));
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    assert_eq!(field("hosts"), 65_536, "{stdout}");
+    assert_eq!(field("flows"), 4_294_901_760, "{stdout}");
+    assert_eq!(field("flows"), 65_536 * 65_535, "{stdout}");
+    // k = 64 fat tree: 5k^2/4 switches.
+    assert_eq!(field("switches"), 5 * 64 * 64 / 4, "{stdout}");
+}

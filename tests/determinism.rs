@@ -262,3 +262,27 @@ fn staggered_start_times_change_the_results() {
         flat["end_ns"]
     );
 }
+
+#[test]
+fn leaf_spine_tier_overrides_are_deterministic_across_threads_and_partitions() {
+    use weft::scenario::TierOverride;
+    for policy in VARIANT_POLICIES {
+        let mut s = scenario(TopologyKind::LeafSpine, 8, policy, 32 * 1024);
+        s.topology.tiers.insert(
+            "leaf_spine".into(),
+            TierOverride {
+                rate_gbps: Some(1600.0),
+                latency_ns: Some(250.0),
+            },
+        );
+        s.switch.forwarding_latency_ns = 40.0;
+        s.validate().unwrap();
+        let r = assert_split_invariant(&s, &format!("{policy:?} leaf-spine tiers"));
+        let plain = results(
+            &scenario(TopologyKind::LeafSpine, 8, policy, 32 * 1024),
+            1,
+            1,
+        );
+        assert_ne!(r, plain, "{policy:?}: leaf-spine overrides had no effect");
+    }
+}

@@ -247,3 +247,90 @@ fn panic_on_a_worker_thread_ends_the_job_without_calling_mpi() {
     assert_ne!(o.status.code(), Some(101), "{stderr}");
     assert!(!stderr.contains("MPI_ABORT was invoked"), "{stderr}");
 }
+
+/// A k = 4 fat tree, 64 KB permutation with `policy`, written as `name` in `dir`.
+fn policy_scenario(dir: &Path, name: &str, policy: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(
+        &p,
+        format!(
+            "seed = 5\n[topology]\nk = 4\n[lb]\npolicy = \"{policy}\"\n[workload]\nmessage_bytes = 65536\n"
+        ),
+    )
+    .unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn results_are_identical_for_any_ranks_and_threads_for_stateful_policies() {
+    // Policies whose state lives in switches (ofan pointers, jsq queue reads) or in senders
+    // (drb waypoints): each must give the same results and latency.hlog on 1, 2 and 4 ranks
+    // and on 2 ranks x 2 threads as in one process.
+    if !mpi_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let mut per_policy = vec![];
+    for policy in ["ofan", "drb", "jsq"] {
+        let s = policy_scenario(dir.path(), &format!("{policy}.toml"), policy);
+        let ref_dir = format!("{policy}-ref");
+        let o = standalone(&["run", &s, "--out", &out(&ref_dir)]);
+        assert!(
+            o.status.success(),
+            "{policy}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let reference = outputs(&dir.path().join(&ref_dir));
+        assert_eq!(reference.0["flows"]["completed"], 16, "{policy}");
+        for (n, threads) in [(1, "1"), (2, "1"), (4, "1"), (2, "2")] {
+            let name = format!("{policy}-n{n}t{threads}");
+            let o = mpirun(n, &["run", &s, "--threads", threads, "--out", &out(&name)]);
+            assert!(
+                o.status.success(),
+                "{policy}: mpirun -n {n} --threads {threads}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let summary: serde_json::Value = serde_json::from_slice(
+                &std::fs::read(dir.path().join(&name).join("summary.json")).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(summary["run"]["ranks"], n, "{policy}: really {n} ranks");
+            assert_eq!(summary["scenario"]["lb"]["policy"], policy);
+            let got = outputs(&dir.path().join(&name));
+            assert_eq!(
+                got.0, reference.0,
+                "{policy}: results differ for mpirun -n {n} --threads {threads}"
+            );
+            assert_eq!(
+                got.1, reference.1,
+                "{policy}: latency.hlog differs for mpirun -n {n} --threads {threads}"
+            );
+        }
+        per_policy.push(reference);
+    }
+    // Guard against comparing constants: the policies really route differently.
+    assert_ne!(per_policy[0].0, per_policy[1].0, "ofan and drb agree");
+    assert_ne!(per_policy[0].0, per_policy[2].0, "ofan and jsq agree");
+}
+
+#[test]
+fn zero_lookahead_fails_on_every_rank_with_one_message() {
+    if !mpi_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = policy_scenario(dir.path(), "s.toml", "ofan");
+    let o = mpirun(
+        2,
+        &["run", &s, "--set", "topology.tiers.agg_core.latency_ns=0"],
+    );
+    assert!(!o.status.success());
+    let errs = error_lines(&o);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].contains("topology.tiers.agg_core.latency_ns")
+            && errs[0].contains("zero lookahead"),
+        "{errs:?}"
+    );
+}

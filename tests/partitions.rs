@@ -109,3 +109,144 @@ fn a_plan_file_gives_the_same_results_as_automatic_partitioning() {
         "{err}"
     );
 }
+
+// ---- Hand-written plans that cut host links ----
+
+/// Writes `toml` as s.toml in `dir` and returns the fingerprint line `weft partition` writes
+/// for it (the fabric check a hand-written plan must pass).
+fn fingerprint_line(dir: &Path, toml: &str) -> String {
+    std::fs::write(dir.join("s.toml"), toml).unwrap();
+    let plan = dir.join("generated.plan");
+    let o = Command::new(BIN)
+        .args(["partition", "s.toml", "--parts", "2", "-o"])
+        .arg(&plan)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read_to_string(&plan)
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("fingerprint"))
+        .expect("a fingerprint line")
+        .to_string()
+}
+
+/// A plan file for a k = 4 fat tree (36 nodes) with one partition per entry of `parts`, all
+/// on rank 0. The informational fields (ports, cut_links, lookahead, imbalance) are
+/// deliberately wrong: weft recomputes them from the node ranges.
+fn hand_plan(fingerprint: &str, parts: &[&str]) -> String {
+    let mut s = format!(
+        "# written by hand\nformat = 1\ntopology = \"fat_tree k=4\"\n{fingerprint}\nnodes = 36\nparts = {}\nranks = 1\nlookahead_ns = 1.0\ncut_links = 0\nimbalance = 1.0\n",
+        parts.len()
+    );
+    for (i, nodes) in parts.iter().enumerate() {
+        s += &format!("\n[[partition]]\nid = {i}\nrank = 0\nports = 0\nnodes = \"{nodes}\"\n");
+    }
+    s
+}
+
+/// `weft run s.toml --json EXTRA...` in `dir`; must succeed.
+fn run_json(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let o = Command::new(BIN)
+        .args(["run", "s.toml", "--json"])
+        .args(extra)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{extra:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn a_hand_written_plan_cutting_host_links_gives_the_automatic_results() {
+    // k = 4 fat tree: hosts 0-15, edge switches 16-23, aggregation 24-31, cores 32-35. Host
+    // links are shorter than the others and switches add forwarding latency, so the cut host
+    // links set the lookahead: 100 ns (edge -> host; no forwarding at a host), not 250.
+    let toml = "seed = 3\n[topology]\nk = 4\n[topology.tiers.host_edge]\nlatency_ns = 100\n\
+                [switch]\nforwarding_latency_ns = 150\n[lb]\npolicy = \"jsq\"\n\
+                [workload]\nmessage_bytes = 65536\n";
+    let dir = tempfile::tempdir().unwrap();
+    let fp = fingerprint_line(dir.path(), toml);
+    let auto = run_json(dir.path(), &["--partitions", "4"]);
+    assert_eq!(auto["results"]["flows"]["completed"], 16);
+    let single = run_json(dir.path(), &["--partitions", "1"]);
+    assert_eq!(auto["results"], single["results"]);
+
+    // Every host apart from every switch: all 16 host links cut both ways (32), plus the
+    // 16 agg-core links both ways (32).
+    let plan = hand_plan(&fp, &["0-7", "8-15", "16-31", "32-35"]);
+    std::fs::write(dir.path().join("hosts.plan"), &plan).unwrap();
+    for threads in ["1", "2"] {
+        let r = run_json(
+            dir.path(),
+            &["--partition", "hosts.plan", "--threads", threads],
+        );
+        assert_eq!(r["run"]["partitions"], 4, "{}", r["run"]);
+        assert_eq!(r["run"]["cut_links"], 64, "{}", r["run"]);
+        assert_eq!(r["run"]["lookahead_ns"], 100.0, "{}", r["run"]);
+        assert_eq!(
+            r["results"], auto["results"],
+            "hosts.plan, {threads} threads"
+        );
+    }
+
+    // Scattered: hosts away from their edge switches and in other pods' partitions,
+    // partitions made of non-contiguous ranges, a lone host in a partition of cores.
+    let plan = hand_plan(
+        &fp,
+        &[
+            "0 5 10-11 20-21 33",
+            "1-2 12 16 24 30-31",
+            "3 32 34-35",
+            "4 6-9 13 17-19 25-27",
+            "14-15 22-23 28-29",
+        ],
+    );
+    std::fs::write(dir.path().join("scattered.plan"), &plan).unwrap();
+    let r = run_json(
+        dir.path(),
+        &["--partition", "scattered.plan", "--threads", "2"],
+    );
+    assert_eq!(r["run"]["partitions"], 5);
+    assert_eq!(r["run"]["lookahead_ns"], 100.0, "{}", r["run"]);
+    assert_eq!(r["results"], auto["results"], "scattered.plan");
+}
+
+#[test]
+fn a_hand_written_plan_cutting_a_zero_latency_host_link_is_refused() {
+    // Host links of zero latency are fine while uncut, even with many partitions...
+    let toml = "[topology]\nk = 4\n[topology.tiers.host_edge]\nlatency_ns = 0\n\
+                [switch]\nforwarding_latency_ns = 150\n[workload]\nmessage_bytes = 16384\n";
+    let dir = tempfile::tempdir().unwrap();
+    let fp = fingerprint_line(dir.path(), toml);
+    let auto = run_json(dir.path(), &["--partitions", "8"]);
+    assert_eq!(auto["run"]["lookahead_ns"], 650.0, "{}", auto["run"]);
+    // ...but a plan that cuts one is refused: an edge switch delivers to a host with no
+    // forwarding delay, so the forwarding latency does not save the lookahead.
+    std::fs::write(dir.path().join("p.plan"), hand_plan(&fp, &["0", "1-35"])).unwrap();
+    let o = Command::new(BIN)
+        .args(["run", "s.toml", "--partition", "p.plan"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error:"), "{err}");
+    assert!(
+        err.contains("p.plan")
+            && err.contains("topology.tiers.host_edge.latency_ns")
+            && err.contains("zero lookahead"),
+        "{err}"
+    );
+    // The message must not misstate the scenario: forwarding latency is 150 ns here.
+    assert!(
+        !err.contains("forwarding_latency_ns is 0"),
+        "the error claims switch.forwarding_latency_ns is 0 although it is 150: {err}"
+    );
+}

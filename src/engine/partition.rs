@@ -74,7 +74,11 @@ impl Scheduler for Sink<'_> {
             _ => NOT_CUT,
         };
         if slot == NOT_CUT {
-            violated("only arrivals over cut links cross partitions", ev.time_ps, 0);
+            violated(
+                "only arrivals over cut links cross partitions",
+                ev.time_ps,
+                0,
+            );
         }
         self.outbox[slot as usize].push(ev);
     }
@@ -113,7 +117,9 @@ impl Partition {
                     flows_total += h.incomplete_flows();
                     Node::Host(h)
                 } else {
-                    Node::Switch(Switch::new(m, n))
+                    let mut s = Switch::new(m, n);
+                    s.start(&mut sink);
+                    Node::Switch(s)
                 }
             })
             .collect();
@@ -150,7 +156,11 @@ impl Partition {
         let mut events = 0u64;
         while let Some(ev) = sink.queue.pop_before(end_ps) {
             if ev.key() <= *last_key {
-                violated("events out of order or sharing a key", ev.time_ps, last_key.0);
+                violated(
+                    "events out of order or sharing a key",
+                    ev.time_ps,
+                    last_key.0,
+                );
             }
             *last_key = ev.key();
             events += 1;
@@ -228,8 +238,56 @@ fn dispatch(m: &Model, ev: Event, node: &mut Node, sink: &mut Sink<'_>, mx: &mut
         (What::TxDone { port, .. }, Node::Switch(s)) => s.on_tx_done(m, t, port, sink),
         (What::TxDone { .. }, Node::Host(h)) => h.on_tx_done(m, t, sink, mx),
         (What::Timer { kind, gen, .. }, Node::Host(h)) => h.on_timer(m, t, kind, gen, sink, mx),
-        (What::Timer { node, .. }, Node::Switch(_)) => {
-            unreachable!("switch {node} set no timer")
+        (What::Timer { kind, gen, .. }, Node::Switch(s)) => s.on_timer(t, kind, gen, sink),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lb::SwitchLb;
+    use crate::scenario::Scenario;
+
+    struct Direct<'a>(&'a mut EventQueue);
+    impl Scheduler for Direct<'_> {
+        fn schedule(&mut self, ev: Event) {
+            self.0.push(ev);
         }
+    }
+
+    /// A switch's policy can keep a periodic timer: it fires exactly at every period, in
+    /// key order with the packets around it, and the run ends when it stops re-arming.
+    #[test]
+    fn switch_timers_fire_on_time_among_packets() {
+        let mut s = Scenario::default();
+        s.topology.k = 4;
+        s.workload.message_bytes = 20_000;
+        let m = Model::build(&s).unwrap();
+        let plan = Plan::automatic(&m, 1, 1).unwrap();
+        let members = plan.members();
+        let (mut p, mut outbox) = Partition::new(&m, &plan, 0, &members[0]);
+        let period_ps = 1_234_567;
+        let probe = m.fabric.num_hosts as usize; // the first switch
+        let Node::Switch(sw) = &mut p.nodes[probe] else {
+            panic!("node {probe} is a switch")
+        };
+        sw.lb = SwitchLb::Probe {
+            period_ps,
+            fired: vec![],
+        };
+        sw.start(&mut Direct(&mut p.queue));
+        p.run_window(&m, &plan, u64::MAX, &mut outbox);
+        let Node::Switch(sw) = &p.nodes[probe] else {
+            unreachable!()
+        };
+        let SwitchLb::Probe { fired, .. } = &sw.lb else {
+            unreachable!()
+        };
+        assert_eq!(*fired, (1..=5).map(|i| i * period_ps).collect::<Vec<_>>());
+        assert!(
+            p.workload_done(),
+            "packets were processed around the timers"
+        );
+        assert!(p.metrics.counters.last_event_ps > 5 * period_ps);
     }
 }

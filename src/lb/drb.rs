@@ -47,15 +47,16 @@ pub fn digit_divisor(fabric: &Fabric, tier: u8) -> u32 {
     (1..tier).map(|t| fabric.tier_uplinks(t) as u32).product()
 }
 
-/// The uplink index (among `count`) a switch of tier `tier` takes for path code `via`.
-pub fn digit(fabric: &Fabric, tier: u8, via: u32, count: u16) -> u16 {
-    ((via / digit_divisor(fabric, tier)) % count as u32) as u16
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::scenario::Scenario;
+
+    /// The uplink index (among `count`) a switch of tier `tier` takes for path code `via`,
+    /// as `SwitchLb::FollowPath` computes it.
+    fn digit(fabric: &Fabric, tier: u8, via: u32, count: u16) -> u16 {
+        ((via / digit_divisor(fabric, tier)) % count as u32) as u16
+    }
 
     #[test]
     fn codes_cover_every_path_and_alternate_the_first_hop() {

@@ -10,14 +10,14 @@
 //! A policy sees only what its node could see: its own ports, its own state, the packet, and
 //! (hosts) feedback carried back by packets. Nothing global at run time.
 
-pub mod drb;
+pub(crate) mod drb;
 pub mod ecmp;
-pub mod host;
-pub mod jsq;
+pub(crate) mod host;
+pub(crate) mod jsq;
 pub mod ofan;
-pub mod rsq;
-pub mod simple_rr;
-pub mod switch;
+pub(crate) mod rsq;
+pub(crate) mod simple_rr;
+pub(crate) mod switch;
 
 pub use host::{Feedback, FlowPath, HostLb};
 pub use switch::{QueueView, SwitchCtx, SwitchLb};

@@ -38,9 +38,21 @@ pub enum SwitchLb {
     Jsq,
     /// Follow the DRB path code: this switch's digit is `(via / below) % candidates`, where
     /// `below` is the product of the uplink counts of the tiers under it.
-    FollowPath { below: u32 },
+    FollowPath {
+        below: u32,
+    },
     /// Ofan state and the subtree level that keys its pointers (the switch's tier).
-    Ofan { state: Ofan, level: u8 },
+    Ofan {
+        state: Ofan,
+        level: u8,
+    },
+    /// Tests only: hashes like ECMP and asks for a timer every `period_ps`, recording when
+    /// it fired (five times).
+    #[cfg(test)]
+    Probe {
+        period_ps: u64,
+        fired: Vec<u64>,
+    },
 }
 
 impl SwitchLb {
@@ -81,6 +93,8 @@ impl SwitchLb {
         }
         let i = match self {
             SwitchLb::Hash => ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()),
+            #[cfg(test)]
+            SwitchLb::Probe { .. } => ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()),
             SwitchLb::Rsq => rsq::choose(c.len(), ctx.rng),
             SwitchLb::SimpleRr(rr) => rr.choose(c.len(), ctx.rng),
             SwitchLb::Jsq => jsq::choose(ctx.queues, c, ctx.rng),
@@ -90,12 +104,41 @@ impl SwitchLb {
             SwitchLb::FollowPath { below } => ((pkt.via / *below) % c.len() as u32) as u16,
             SwitchLb::Ofan { state, level } => {
                 let (d, _) = ctx.fabric.subtree(pkt.dst, *level);
-                debug_assert_eq!(c.len(), state.width(), "Ofan needs every uplink as a candidate");
+                debug_assert_eq!(
+                    c.len(),
+                    state.width(),
+                    "Ofan needs every uplink as a candidate"
+                );
                 let order = ctx.shared.orders.for_width(state.width());
                 state.choose(order, ctx.in_port, d, pkt.size_class())
             }
         };
         c.get(i)
+    }
+
+    /// When the policy first wants [`SwitchLb::on_timer`] called, if ever (e.g. the first
+    /// refresh of a periodically sampled queue state).
+    pub fn first_timer_ps(&self) -> Option<u64> {
+        match self {
+            #[cfg(test)]
+            SwitchLb::Probe { period_ps, .. } => Some(*period_ps),
+            _ => None,
+        }
+    }
+
+    /// The policy's timer fired at `now_ps`; returns when it wants to be woken next.
+    pub fn on_timer(&mut self, now_ps: u64) -> Option<u64> {
+        match self {
+            #[cfg(test)]
+            SwitchLb::Probe { period_ps, fired } => {
+                fired.push(now_ps);
+                (fired.len() < 5).then_some(now_ps + *period_ps)
+            }
+            _ => {
+                let _ = now_ps;
+                None
+            }
+        }
     }
 
     /// Bytes of LB state switch `node` will hold (reported by `weft validate`).

@@ -5,9 +5,9 @@
 pub mod bound;
 pub mod histogram_wire;
 mod port_stats;
-pub mod process;
+pub(crate) mod process;
 mod stages;
-pub mod workload_bound;
+pub(crate) mod workload_bound;
 
 pub use port_stats::PortStats;
 pub use stages::StageStats;

@@ -23,6 +23,8 @@ use serde::{Deserialize, Serialize};
 pub enum TimerKind {
     /// A host re-examines its NIC (pacing gap over, or a flow starts).
     NicWake = 0,
+    /// A switch's LB policy asked to be woken (periodic state refresh, flowlet timeouts).
+    SwitchLb = 1,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,5 +167,63 @@ impl TimerSeq {
         slot.at_ps = at_ps;
         out.schedule(Event::timer(at_ps, node, self.0, kind, slot.gen, arg));
         self.0 += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Collect(Vec<Event>);
+    impl Scheduler for Collect {
+        fn schedule(&mut self, ev: Event) {
+            self.0.push(ev);
+        }
+    }
+
+    #[test]
+    fn re_arming_a_slot_makes_its_earlier_event_stale() {
+        let mut seq = TimerSeq::default();
+        let mut slot = TimerSlot::default();
+        let mut out = Collect(vec![]);
+        seq.set(&mut slot, 7, TimerKind::NicWake, 3, 1_000, &mut out);
+        seq.set(&mut slot, 7, TimerKind::NicWake, 3, 500, &mut out);
+        let gens: Vec<u32> = out
+            .0
+            .iter()
+            .map(|e| match e.what {
+                What::Timer { gen, .. } => gen,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert!(!slot.fires(gens[0]) && slot.fires(gens[1]));
+        // Distinct keys for the same node, ordered by the node's own sequence.
+        assert!(out.0[0].tie < out.0[1].tie);
+        slot.clear();
+        assert!(!slot.fires(gens[1]), "a cleared slot fires no more");
+    }
+
+    #[test]
+    fn timer_keys_sort_after_departures_and_arrivals_and_by_node() {
+        let pkt = crate::packet::Packet {
+            sent_ps: 0,
+            sack: 0,
+            flow_index: 0,
+            src: 0,
+            dst: 1,
+            seq: 0,
+            ack: 0,
+            size_bytes: 64,
+            via: crate::packet::NO_VIA,
+            entropy: 0,
+            kind: crate::packet::PacketKind::Ack,
+            flags: 0,
+        };
+        let tx = Event::tx_done(5, u32::MAX, 0, 0);
+        let arrive = Event::arrive(5, u32::MAX, 0, 0, pkt);
+        let t_low = Event::timer(5, 3, (1 << 36) - 1, TimerKind::NicWake, 0, 0);
+        let t_high = Event::timer(5, 4, 0, TimerKind::NicWake, 0, 0);
+        assert!(tx.key() < arrive.key() && arrive.key() < t_low.key());
+        assert!(t_low.key() < t_high.key());
     }
 }

@@ -209,6 +209,7 @@ impl Host {
                 self.try_send(m, now_ps, out, mx);
             }
             TimerKind::NicWake => {} // superseded by an earlier wake-up
+            TimerKind::SwitchLb => unreachable!("host {} has no switch LB", self.id),
         }
     }
 

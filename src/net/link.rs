@@ -15,7 +15,7 @@ use crate::topology::NodeId;
 /// Starts transmitting the head of `port` (which must be idle and non-empty) as soon as the
 /// wire is free; returns the time the frame's first bit goes out.
 #[inline]
-pub fn start_tx<S: Scheduler>(
+pub(crate) fn start_tx<S: Scheduler>(
     m: &Model,
     node: NodeId,
     p: u16,
@@ -37,7 +37,7 @@ pub fn start_tx<S: Scheduler>(
 /// Ends the head packet's transmission (its last bit is out), sends it over the link, and
 /// starts the next one.
 #[inline]
-pub fn finish_tx<S: Scheduler>(
+pub(crate) fn finish_tx<S: Scheduler>(
     m: &Model,
     node: NodeId,
     p: u16,

@@ -3,10 +3,10 @@
 
 pub mod event;
 pub mod host;
-pub mod link;
-pub mod nic;
+pub(crate) mod link;
+pub(crate) mod nic;
 pub mod port;
-pub mod qdisc;
+pub(crate) mod qdisc;
 pub mod switch;
 
 pub use port::Port;

@@ -2,7 +2,7 @@
 //! the route offers several ports), offer the packet to the port's queue discipline, and
 //! start transmitting if the port is idle.
 
-use super::event::Scheduler;
+use super::event::{Scheduler, TimerKind, TimerSeq, TimerSlot};
 use super::link::{finish_tx, start_tx};
 use super::qdisc::Admission;
 use super::Port;
@@ -20,9 +20,12 @@ use serde::{Deserialize, Serialize};
 pub struct Switch {
     pub id: NodeId,
     pub ports: Vec<Port>,
-    lb: SwitchLb,
+    pub(crate) lb: SwitchLb,
     rng: Pcg32,
     salt: u32,
+    timers: TimerSeq,
+    /// The LB policy's timer.
+    lb_timer: TimerSlot,
 }
 
 /// A switch's ports as its LB policy sees them.
@@ -49,6 +52,30 @@ impl Switch {
             lb,
             rng,
             salt,
+            timers: TimerSeq::default(),
+            lb_timer: TimerSlot::default(),
+        }
+    }
+
+    /// Sets the switch's first timers (those its LB policy asks for).
+    pub fn start<S: Scheduler>(&mut self, out: &mut S) {
+        if let Some(at) = self.lb.first_timer_ps() {
+            let (id, slot) = (self.id, &mut self.lb_timer);
+            self.timers.set(slot, id, TimerKind::SwitchLb, 0, at, out);
+        }
+    }
+
+    pub fn on_timer<S: Scheduler>(&mut self, now_ps: u64, kind: TimerKind, gen: u32, out: &mut S) {
+        match kind {
+            TimerKind::SwitchLb if self.lb_timer.fires(gen) => {
+                self.lb_timer.clear();
+                if let Some(at) = self.lb.on_timer(now_ps) {
+                    let (id, slot) = (self.id, &mut self.lb_timer);
+                    self.timers.set(slot, id, TimerKind::SwitchLb, 0, at, out);
+                }
+            }
+            TimerKind::SwitchLb => {} // re-armed or cancelled since
+            TimerKind::NicWake => unreachable!("switch {} has no NIC", self.id),
         }
     }
 

@@ -14,9 +14,9 @@
 //! Today's member is [`paced::Paced`]: no window, no loss recovery, the NIC paces the host at
 //! `host.load` × line rate (the Ofan paper's LB-isolation mode).
 
-pub mod paced;
-pub mod receiver;
-pub mod seqset;
+pub(crate) mod paced;
+pub(crate) mod receiver;
+pub(crate) mod seqset;
 
 pub use receiver::Receiver;
 use serde::{Deserialize, Serialize};
