@@ -25,7 +25,6 @@ const NODES: u32 = 1 << 12;
 fn packet(flow: u32) -> Packet {
     Packet {
         sent_ps: 1_234_567,
-        sack: 0,
         flow_index: flow,
         src: 3,
         dst: 900,

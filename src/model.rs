@@ -3,7 +3,6 @@
 //! uses.
 
 use crate::lb::LbShared;
-use crate::net::qdisc::{EcnRule, QueueDiscipline};
 use crate::scenario::Scenario;
 use crate::time::PS_PER_NS;
 use crate::topology::Fabric;
@@ -15,8 +14,10 @@ pub struct Model {
     pub fabric: Fabric,
     pub workload: Workload,
     pub lb: LbShared,
-    /// Queue discipline of switch ports.
-    pub qdisc: QueueDiscipline,
+    /// Per-port buffer of switch ports (`u64::MAX`: unlimited).
+    pub buffer_bytes: u64,
+    /// ECN step threshold of switch ports.
+    pub ecn_threshold_bytes: u64,
     /// Added to every arrival at a switch (its forwarding pipeline).
     pub forwarding_ps: u64,
     pub payload_bytes: u32,
@@ -34,12 +35,8 @@ impl Model {
         Ok(Model {
             seed: s.seed,
             lb: LbShared::new(&s.lb, &fabric, s.seed),
-            qdisc: QueueDiscipline {
-                buffer_bytes: s.switch.buffer_bytes.limit(),
-                ecn: EcnRule::Step {
-                    threshold_bytes: s.switch.ecn_threshold_bytes,
-                },
-            },
+            buffer_bytes: s.switch.buffer_bytes.limit(),
+            ecn_threshold_bytes: s.switch.ecn_threshold_bytes,
             forwarding_ps: (s.switch.forwarding_latency_ns * PS_PER_NS as f64).round() as u64,
             payload_bytes: s.packet.payload_bytes,
             header_bytes: s.packet.header_bytes,

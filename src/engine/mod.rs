@@ -199,3 +199,59 @@ impl<'a> Engine<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::comm::LocalComm;
+    use super::partition::Node;
+    use super::*;
+    use crate::lb::SwitchLb;
+    use crate::net::event::{Event, Scheduler};
+    use crate::scenario::Scenario;
+
+    struct Direct<'a>(&'a mut queue::EventQueue);
+    impl Scheduler for Direct<'_> {
+        fn schedule(&mut self, ev: Event) {
+            self.0.push(ev);
+        }
+    }
+
+    /// A timer that re-arms forever does not keep a run alive: it ends when every flow has
+    /// completed, on one partition and on several.
+    #[test]
+    fn runs_end_when_the_workload_is_done_even_with_periodic_timers() {
+        let mut s = Scenario::default();
+        s.topology.k = 4;
+        s.workload.message_bytes = 30_000;
+        let m = Model::build(&s).unwrap();
+        for parts in [1, 4] {
+            let plan = Plan::automatic(&m, parts, 1).unwrap();
+            let members = plan.members();
+            let mut built: Vec<_> = (0..parts)
+                .map(|i| Partition::new(&m, &plan, i, &members[i as usize]))
+                .collect();
+            for (p, _) in &mut built {
+                for node in &mut p.nodes {
+                    if let Node::Switch(sw) = node {
+                        sw.lb = SwitchLb::Probe {
+                            period_ps: 700_000,
+                            limit: usize::MAX,
+                            fired: vec![],
+                        };
+                        sw.start(&mut Direct(&mut p.queue));
+                    }
+                }
+            }
+            let mut e = Engine::new(built, &m, &plan, &LocalComm, None);
+            assert_eq!(
+                e.run(NEVER_PS, None),
+                Ending::WorkloadDone,
+                "{parts} partitions"
+            );
+            assert!(
+                e.parts.iter().any(|p| p.next_time_ps() != NEVER_PS),
+                "timers still pending"
+            );
+        }
+    }
+}

@@ -273,6 +273,7 @@ mod tests {
         };
         sw.lb = SwitchLb::Probe {
             period_ps,
+            limit: 5,
             fired: vec![],
         };
         sw.start(&mut Direct(&mut p.queue));

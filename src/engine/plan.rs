@@ -21,8 +21,8 @@ pub struct Plan {
     pub part_rank: Vec<u32>,
     /// Output ports per partition: the load estimate (events scale with ports).
     pub part_ports: Vec<u64>,
-    /// Min over cut links of (latency + forwarding delay at the receiving switch); `u64::MAX`
-    /// when nothing is cut.
+    /// Window length: the smallest positive (latency + forwarding delay at the receiving
+    /// switch) of any link; every cut link has at least this delay (see [`window_ps`]).
     pub lookahead_ps: u64,
     /// Unidirectional links whose two ends are in different partitions.
     pub cut_links: u64,
@@ -131,6 +131,37 @@ impl Plan {
     }
 }
 
+/// What an event crossing the link from port `p` of node `n` is delayed by at least: the
+/// propagation latency, plus the forwarding latency when it reaches a switch.
+fn link_delay_ps(m: &Model, n: NodeId, p: u16) -> u64 {
+    let f = &m.fabric;
+    let fwd = if f.is_host(f.peer(n, p, 0).0) {
+        0
+    } else {
+        m.forwarding_ps
+    };
+    f.link(n, p).latency_ps + fwd
+}
+
+/// Window length when no link has a positive delay (only possible uncut, on one partition).
+const DEFAULT_WINDOW_PS: u64 = 1_000_000;
+
+/// The window length (lookahead): the smallest positive delay of any link of the fabric,
+/// whether the plan cuts it or not. Taking it from the fabric rather than from the cut links
+/// makes window boundaries — and therefore where a run stops, e.g. when the workload is done
+/// while periodic timers keep firing — the same for every partitioning and rank count. It
+/// is a valid lookahead because every cut link has a positive delay (checked), hence at least
+/// this one.
+fn window_ps(m: &Model) -> u64 {
+    let f = &m.fabric;
+    (0..f.num_nodes())
+        .flat_map(|n| (0..f.num_ports(n)).map(move |p| (n, p)))
+        .map(|(n, p)| link_delay_ps(m, n, p))
+        .filter(|&d| d > 0)
+        .min()
+        .unwrap_or(DEFAULT_WINDOW_PS)
+}
+
 /// The links a node → partition assignment cuts, and what follows from them.
 struct Cut {
     lookahead_ps: u64,
@@ -158,15 +189,17 @@ impl Cut {
                     continue;
                 }
                 cut.links += 1;
-                let fwd = if f.is_host(peer) { 0 } else { m.forwarding_ps };
-                let delay = f.link(n, p).latency_ps + fwd;
-                if delay == 0 {
+                if link_delay_ps(m, n, p) == 0 {
+                    let fwd = if f.is_host(peer) {
+                        ""
+                    } else {
+                        " (and switch.forwarding_latency_ns is 0)"
+                    };
                     bail!(
-                        "{}: zero lookahead: the link from node {n} port {p} to node {peer} has zero latency (and switch.forwarding_latency_ns is 0) but is cut between partitions {src} and {dst}; give it a positive latency or use one partition",
+                        "{}: zero lookahead: the link from node {n} port {p} to node {peer} has zero latency{fwd} but is cut between partitions {src} and {dst}; give it a positive latency or use one partition",
                         f.latency_field(n, p)
                     );
                 }
-                cut.lookahead_ps = cut.lookahead_ps.min(delay);
                 let outs = &mut cut.out_neighbors[src as usize];
                 let slot = match outs.iter().position(|&d| d == dst) {
                     Some(s) => s,
@@ -182,6 +215,7 @@ impl Cut {
         for ins in &mut cut.in_neighbors {
             ins.sort_unstable();
         }
+        cut.lookahead_ps = window_ps(m);
         Ok(cut)
     }
 }
@@ -197,4 +231,37 @@ pub fn block_ranks(parts: u32, ranks: u32) -> Result<Vec<u32>> {
     Ok((0..parts)
         .map(|p| (p as u64 * ranks as u64 / parts as u64) as u32)
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    /// Outboxes exist only for partitions that share cut links: with 128 edge-group
+    /// partitions of a k = 16 fat tree, a partition borders its pod's edge groups and the
+    /// partitions of the cores its aggregation switch reaches, not all 127 others.
+    #[test]
+    fn partitions_know_only_their_neighbours() {
+        let mut s = Scenario::default();
+        s.topology.k = 16;
+        let m = Model::build(&s).unwrap();
+        let plan = Plan::automatic(&m, 128, 1).unwrap();
+        let most = plan.out_neighbors.iter().map(Vec::len).max().unwrap();
+        assert!(most <= 2 * 16, "a partition has {most} neighbours");
+        for (p, outs) in plan.out_neighbors.iter().enumerate() {
+            for (slot, &q) in outs.iter().enumerate() {
+                assert!(plan.in_neighbors[q as usize].contains(&(p as u32, slot as u32)));
+            }
+        }
+        let f = &m.fabric;
+        for n in 0..f.num_nodes() {
+            for port in 0..f.num_ports(n) {
+                let peer = f.peer(n, port, 0).0;
+                let cut = plan.node_part[n as usize] != plan.node_part[peer as usize];
+                let slot = plan.link_slot[f.port_id(n, port) as usize];
+                assert_eq!(cut, slot != NOT_CUT);
+            }
+        }
+    }
 }

@@ -363,7 +363,6 @@ mod tests {
     fn packet(id: u32) -> crate::packet::Packet {
         crate::packet::Packet {
             sent_ps: id as u64 * 3,
-            sack: 0,
             flow_index: id,
             src: id,
             dst: id + 1,

@@ -47,10 +47,11 @@ pub enum SwitchLb {
         level: u8,
     },
     /// Tests only: hashes like ECMP and asks for a timer every `period_ps`, recording when
-    /// it fired (five times).
+    /// it fired (the first 16 times), `limit` times in all.
     #[cfg(test)]
     Probe {
         period_ps: u64,
+        limit: usize,
         fired: Vec<u64>,
     },
 }
@@ -130,9 +131,16 @@ impl SwitchLb {
     pub fn on_timer(&mut self, now_ps: u64) -> Option<u64> {
         match self {
             #[cfg(test)]
-            SwitchLb::Probe { period_ps, fired } => {
-                fired.push(now_ps);
-                (fired.len() < 5).then_some(now_ps + *period_ps)
+            SwitchLb::Probe {
+                period_ps,
+                limit,
+                fired,
+            } => {
+                if fired.len() < 16 {
+                    fired.push(now_ps);
+                }
+                *limit -= 1;
+                (*limit > 0).then_some(now_ps + *period_ps)
             }
             _ => {
                 let _ = now_ps;

@@ -64,6 +64,11 @@ impl Host {
         }
     }
 
+    /// Incoming flows whose receiver state this host still keeps.
+    pub fn receiver_states(&self) -> usize {
+        self.receivers.len()
+    }
+
     /// Flows of this host that have not completed.
     pub fn incomplete_flows(&self) -> u64 {
         (self.n_flows - self.completed) as u64
@@ -111,24 +116,30 @@ impl Host {
             m.lb.cfg.entropy_paths,
             &mut self.rng,
         );
-        if m.lb.host.needs_receiver_state() {
-            self.forget_finished_receiver(m, pkt.flow_id());
-        }
         let echo = if pkt.ecn() { flags::ECN_ECHO } else { 0 };
+        // The receiver's view of the flow when it keeps state; otherwise no cumulative
+        // information (0, and an empty SACK).
+        let state = m.lb.host.needs_receiver_state();
+        let (cumulative, sack) = match self.receivers.get(&pkt.flow_id()).filter(|_| state) {
+            Some(r) => (r.received.cumulative(), r.received.sack_above_cumulative()),
+            None => (0, 0),
+        };
         self.nic.control.push_back(Packet {
-            sent_ps: pkt.sent_ps,
-            sack: 0,
+            sent_ps: sack,
             flow_index: pkt.flow_index,
             src: self.id,
             dst: pkt.src,
             seq: pkt.seq,
-            ack: pkt.seq + 1,
+            ack: cumulative,
             size_bytes: m.ack_bytes,
             via,
             entropy,
             kind: PacketKind::Ack,
             flags: echo,
         });
+        if m.lb.host.needs_receiver_state() {
+            self.forget_finished_receiver(m, pkt.flow_id());
+        }
     }
 
     /// Drops a receiver's state once every packet of its flow has arrived.
@@ -155,10 +166,9 @@ impl Host {
         let info = AckInfo {
             seq: pkt.seq,
             cumulative: pkt.ack,
-            sack: pkt.sack,
+            sack: pkt.sack(),
             ecn_echo: pkt.flags & flags::ECN_ECHO != 0,
             entropy: pkt.entropy,
-            data_sent_ps: pkt.sent_ps,
         };
         let outcome = f.sender.on_ack(&info, now_ps);
         c.stale_acks += outcome.stale as u64;
@@ -316,7 +326,6 @@ impl Host {
         c.first_send_ps = c.first_send_ps.min(begin);
         Some(Packet {
             sent_ps: begin,
-            sack: 0,
             flow_index: i,
             src: self.id,
             dst: flow.dst,

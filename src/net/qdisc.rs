@@ -4,10 +4,12 @@
 //! belong here too.
 
 use super::Port;
+use crate::model::Model;
 use crate::packet::{flags, Packet};
+use serde::{Deserialize, Serialize};
 
 /// How ECN marks are decided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EcnRule {
     Off,
     /// Mark a data packet arriving at a port that already holds at least this many bytes
@@ -17,7 +19,7 @@ pub enum EcnRule {
     },
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct QueueDiscipline {
     /// Per-port byte limit (`u64::MAX`: unlimited).
     pub buffer_bytes: u64,
@@ -32,11 +34,16 @@ pub enum Admission {
 }
 
 impl QueueDiscipline {
-    /// A host NIC's port: the host never offers more than it can send, nothing is marked.
-    pub const HOST: QueueDiscipline = QueueDiscipline {
-        buffer_bytes: u64::MAX,
-        ecn: EcnRule::Off,
-    };
+    /// The scenario's switch ports (the same on every switch today; per-switch settings fit
+    /// here, since each switch keeps its own).
+    pub fn switch_ports(m: &Model) -> QueueDiscipline {
+        QueueDiscipline {
+            buffer_bytes: m.buffer_bytes,
+            ecn: EcnRule::Step {
+                threshold_bytes: m.ecn_threshold_bytes,
+            },
+        }
+    }
 
     /// Offers `pkt` to `port`: drops it if it would exceed the buffer, else marks (data only,
     /// never a packet that is then dropped) and enqueues it. Updates the port's counters.
@@ -69,7 +76,6 @@ mod tests {
     fn pkt(kind: PacketKind, size: u32) -> Packet {
         Packet {
             sent_ps: 0,
-            sack: 0,
             flow_index: 0,
             src: 0,
             dst: 1,

@@ -4,7 +4,7 @@
 
 use super::event::{Scheduler, TimerKind, TimerSeq, TimerSlot};
 use super::link::{finish_tx, start_tx};
-use super::qdisc::Admission;
+use super::qdisc::{Admission, QueueDiscipline};
 use super::Port;
 use crate::lb::{QueueView, SwitchCtx, SwitchLb};
 use crate::metrics::Counters;
@@ -21,6 +21,7 @@ pub struct Switch {
     pub id: NodeId,
     pub ports: Vec<Port>,
     pub(crate) lb: SwitchLb,
+    qdisc: QueueDiscipline,
     rng: Pcg32,
     salt: u32,
     timers: TimerSeq,
@@ -50,6 +51,7 @@ impl Switch {
             id,
             ports,
             lb,
+            qdisc: QueueDiscipline::switch_ports(m),
             rng,
             salt,
             timers: TimerSeq::default(),
@@ -105,7 +107,7 @@ impl Switch {
             }),
         };
         let port = &mut self.ports[p as usize];
-        match m.qdisc.admit(port, pkt, now_ps) {
+        match self.qdisc.admit(port, pkt, now_ps) {
             Admission::Dropped if pkt.is_data() => c.data_dropped += 1,
             Admission::Dropped => c.acks_dropped += 1,
             Admission::Enqueued { marked } => {

@@ -21,7 +21,8 @@ pub(crate) mod seqset;
 pub use receiver::Receiver;
 use serde::{Deserialize, Serialize};
 
-/// What an ACK tells the sender.
+/// What an ACK tells the sender. RTT samples come from the sender's own record of when it
+/// sent `seq` (the packet has no room to echo it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AckInfo {
     /// The sequence number this ACK was sent for.
@@ -34,8 +35,6 @@ pub struct AckInfo {
     pub ecn_echo: bool,
     /// Entropy value of the acknowledged data packet.
     pub entropy: u16,
-    /// When the acknowledged data packet was sent (RTT = now − this).
-    pub data_sent_ps: u64,
 }
 
 /// What an acknowledgement changed.

@@ -67,7 +67,6 @@ mod tests {
             sack: 0,
             ecn_echo: false,
             entropy: 0,
-            data_sent_ps: 0,
         }
     }
 
