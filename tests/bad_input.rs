@@ -824,3 +824,49 @@ fn validate_reports_a_huge_all_to_all_without_building_it() {
     // k = 64 fat tree: 5k^2/4 switches.
     assert_eq!(field("switches"), 5 * 64 * 64 / 4, "{stdout}");
 }
+
+// ---- Sizes and times that would overflow ----
+
+#[test]
+fn messages_of_more_than_2_pow_32_packets_are_refused() {
+    // 4096-byte payloads: 2^32 - 1 packets is 17,592,186,040,320 bytes.
+    run_fails(
+        "message_bytes too large",
+        &with_topology("k = 4"),
+        &[],
+        &["--set", "workload.message_bytes=20000000000000"],
+        &["workload.message_bytes", "2^32 - 1 packets"],
+    );
+    let big = "Nodes 16\nConnections 1\n0->1 id 1 start 0 size 40000000000000\n";
+    run_fails(
+        "matrix size too large",
+        &matrix_scenario("file = \"m.cm\""),
+        &[("m.cm", big)],
+        &[],
+        &["m.cm", "line 3", "size above"],
+    );
+}
+
+#[test]
+fn matrix_start_times_near_the_end_of_time_are_refused() {
+    let late = "Nodes 16\nConnections 1\n0->1 id 1 start 18446744073709550000 size 100\n";
+    run_fails(
+        "start near u64::MAX",
+        &matrix_scenario("file = \"m.cm\""),
+        &[("m.cm", late)],
+        &[],
+        &["m.cm", "line 3", "start above"],
+    );
+}
+
+#[test]
+fn a_huge_connection_count_is_an_error_not_an_allocation() {
+    let huge = "Nodes 16\nConnections 100000000000000\n0->1 id 1 start 0 size 100\n";
+    run_fails(
+        "Connections far above the lines",
+        &matrix_scenario("file = \"m.cm\""),
+        &[("m.cm", huge)],
+        &[],
+        &["m.cm", "Connections 100000000000000 but 1 connection lines"],
+    );
+}

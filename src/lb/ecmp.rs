@@ -1,6 +1,8 @@
 //! ECMP: a per-switch salted hash of (flow, entropy value) picks the uplink, so a flow sticks
 //! to one path unless its host varies the entropy (RPS). The hash is Bob Jenkins' 96-bit mix,
-//! htsim's `freeBSDHash`, so that weft and htsim spread the same flows the same way.
+//! htsim's `freeBSDHash` (known-answer tests in tests/known_answers.rs), on the flow key of
+//! `Packet::hash_key`. Flow ids are numbered differently in the two simulators, so the same
+//! traffic is spread with the same function and statistics, not onto the same paths.
 
 #[inline]
 pub fn jenkins_hash(flow: u32, entropy: u32, salt: u32) -> u32 {

@@ -32,6 +32,11 @@ impl SimpleRr {
         }
     }
 
+    /// Uplinks in the rotation.
+    pub fn width(&self) -> usize {
+        self.order.len()
+    }
+
     #[inline]
     pub fn choose(&mut self, count: u16, rng: &mut Pcg32) -> u16 {
         debug_assert_eq!(count as usize, self.order.len());

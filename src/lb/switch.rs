@@ -97,7 +97,12 @@ impl SwitchLb {
             #[cfg(test)]
             SwitchLb::Probe { .. } => ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()),
             SwitchLb::Rsq => rsq::choose(c.len(), ctx.rng),
-            SwitchLb::SimpleRr(rr) => rr.choose(c.len(), ctx.rng),
+            SwitchLb::SimpleRr(rr) => {
+                if c.len() as usize != rr.width() {
+                    candidates_mismatch("simple_rr", c.len(), rr.width() as u16);
+                }
+                rr.choose(c.len(), ctx.rng)
+            }
             SwitchLb::Jsq => jsq::choose(ctx.queues, c, ctx.rng),
             SwitchLb::FollowPath { .. } if pkt.via == NO_VIA => {
                 ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len())
@@ -105,11 +110,11 @@ impl SwitchLb {
             SwitchLb::FollowPath { below } => ((pkt.via / *below) % c.len() as u32) as u16,
             SwitchLb::Ofan { state, level } => {
                 let (d, _) = ctx.fabric.subtree(pkt.dst, *level);
-                debug_assert_eq!(
-                    c.len(),
-                    state.width(),
-                    "Ofan needs every uplink as a candidate"
-                );
+                // Ofan rotates over all w uplinks: fewer candidates (failed links) need the
+                // skipping rule of SEEDS.md, not an index outside the candidates.
+                if c.len() != state.width() {
+                    candidates_mismatch("ofan", c.len(), state.width());
+                }
                 let order = ctx.shared.orders.for_width(state.width());
                 state.choose(order, ctx.in_port, d, pkt.size_class())
             }
@@ -163,6 +168,14 @@ impl SwitchLb {
             _ => 0,
         }
     }
+}
+
+/// A rotation over a switch's uplinks met a different candidate set: out of line, so the
+/// check costs a comparison.
+#[cold]
+#[inline(never)]
+fn candidates_mismatch(policy: &str, candidates: u16, uplinks: u16) -> ! {
+    panic!("{policy}: {candidates} candidate ports at a switch with {uplinks} uplinks")
 }
 
 /// Ingress ports per pipe: all of them for Ofan, `pipe_ports` for pOfan.

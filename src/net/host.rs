@@ -262,22 +262,27 @@ impl Host {
             return;
         }
         self.start_due_flows(m, now_ps);
-        let pkt = match self.nic.pick(now_ps) {
-            Some(Pick::Control) => {
-                mx.counters.acks_sent += 1;
-                self.nic.control.pop_front().expect("picked control")
-            }
-            Some(Pick::Data) => match self.next_data(m, now_ps, mx) {
-                Some(p) => p,
-                None => return self.try_send(m, now_ps, out, mx),
-            },
-            None => {
-                let next_start = ((self.flows.len() as u32) < self.n_flows)
-                    .then(|| m.workload.flow(self.id, self.flows.len() as u32).start_ps);
-                if let Some(at) = self.nic.data_ready_at().or(next_start) {
-                    self.set_wake(at, out);
+        // Flows whose transport holds their next packet back leave the rotation; try the
+        // next one (a loop, not recursion: thousands of flows may be held back at once).
+        let pkt = loop {
+            match self.nic.pick(now_ps) {
+                Some(Pick::Control) => {
+                    mx.counters.acks_sent += 1;
+                    break self.nic.control.pop_front().expect("picked control");
                 }
-                return;
+                Some(Pick::Data) => {
+                    if let Some(p) = self.next_data(m, now_ps, mx) {
+                        break p;
+                    }
+                }
+                None => {
+                    let next_start = ((self.flows.len() as u32) < self.n_flows)
+                        .then(|| m.workload.flow(self.id, self.flows.len() as u32).start_ps);
+                    if let Some(at) = self.nic.data_ready_at().or(next_start) {
+                        self.set_wake(at, out);
+                    }
+                    return;
+                }
             }
         };
         let begin = self.nic.start_time(now_ps);

@@ -66,7 +66,27 @@ impl Nic {
     pub fn picked(&mut self, pick: Pick, begin_ps: u64, wire_ps: u64, load_ppm: u64) {
         self.last_was_control = pick == Pick::Control;
         if pick == Pick::Data {
-            self.next_data_ps = begin_ps + wire_ps * 1_000_000 / load_ppm;
+            // u128: a frame may hold a slow wire for long enough that ×10⁶ overflows u64.
+            let gap = wire_ps as u128 * 1_000_000 / load_ppm as u128;
+            self.next_data_ps = begin_ps + u64::try_from(gap).expect("pacing gap fits in u64 ps");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pacing_spaces_data_by_wire_time_over_load_even_for_very_long_frames() {
+        let mut nic = Nic::default();
+        nic.picked(Pick::Data, 1_000, 41_780, 500_000);
+        assert_eq!(nic.next_data_ps, 1_000 + 83_560);
+        // A frame holding a slow wire for 20 s: 2e13 ps x 1e6 overflows u64.
+        nic.picked(Pick::Data, 0, 20_000_000_000_000, 500_000);
+        assert_eq!(nic.next_data_ps, 40_000_000_000_000);
+        // Control packets do not move the pacing clock.
+        nic.picked(Pick::Control, 5, 640, 500_000);
+        assert_eq!(nic.next_data_ps, 40_000_000_000_000);
     }
 }

@@ -151,6 +151,14 @@ impl Scenario {
                 if w.message_bytes == 0 {
                     bail_field!("workload.message_bytes", "must be at least 1");
                 }
+                let max = p.payload_bytes as u64 * u32::MAX as u64;
+                if w.message_bytes > max {
+                    bail_field!(
+                        "workload.message_bytes",
+                        "{} is more than 2^32 - 1 packets of packet.payload_bytes ({max} bytes)",
+                        w.message_bytes
+                    );
+                }
                 if w.file.is_some() {
                     bail_field!("workload.file", "only used with kind = \"matrix\"");
                 }

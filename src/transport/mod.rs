@@ -5,11 +5,13 @@
 //! - [`Sender::next_seq`]: which packet to send next (a retransmission before new data), or
 //!   none while the window is closed;
 //! - [`Sender::on_ack`] with [`AckInfo`] (cumulative and selective acknowledgement, ECN echo,
-//!   the entropy value the data carried, the echoed send time for an RTT sample);
+//!   the entropy value the ACK carries — the data packet's, for policies whose ACKs echo
+//!   it); RTT samples come from the sender's own send records;
 //! - [`Sender::on_nack`] and [`Sender::on_timeout`];
 //! - [`Sender::pacing_rate`]: the rate the NIC paces this flow at, if the CCA paces.
 //!
-//! Duplicate, late and unexpected acknowledgements are counted, never a panic.
+//! Late and unexpected acknowledgements are counted, never a panic (see `paced.rs` for what
+//! a counting transport cannot detect).
 //!
 //! Today's member is [`paced::Paced`]: no window, no loss recovery, the NIC paces the host at
 //! `host.load` × line rate (the Ofan paper's LB-isolation mode).
@@ -33,7 +35,8 @@ pub struct AckInfo {
     pub sack: u64,
     /// The acknowledged data packet was ECN-marked.
     pub ecn_echo: bool,
-    /// Entropy value of the acknowledged data packet.
+    /// Entropy value the ACK carried: the acknowledged data packet's for policies whose ACKs
+    /// echo it (ECMP), the ACK's own under RPS.
     pub entropy: u16,
 }
 
@@ -42,7 +45,8 @@ pub struct AckInfo {
 pub struct AckOutcome {
     /// Packets acknowledged for the first time.
     pub newly_acked: u32,
-    /// Acknowledgements that acknowledged nothing new (duplicates, late, out of range).
+    /// Acknowledgements that acknowledged nothing new (late, out of range; duplicates where
+    /// the transport keeps the acknowledged set).
     pub stale: u32,
     /// The flow has just completed (all packets acknowledged).
     pub completed: bool,

@@ -5,7 +5,9 @@
 //! It counts acknowledgements rather than keeping the set of acknowledged packets (12 bytes a
 //! flow: an all-to-all keeps every flow of a host active at once). That is exact because
 //! each packet is sent once and acknowledged once; an ACK for a packet not yet sent, or after
-//! the flow completed, is counted as stale and ignored.
+//! the flow completed, is counted as stale and ignored. A duplicate of an ACK already
+//! counted cannot be told apart (it would complete the flow early); none arises, since
+//! nothing is sent twice.
 
 use super::{AckInfo, AckOutcome};
 use serde::{Deserialize, Serialize};

@@ -13,10 +13,15 @@ use anyhow::{anyhow, bail, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-pub fn read(path: &Path, num_hosts: u32) -> Result<Vec<Flow>> {
+/// Latest start time a connection may have: about 13 days, far from overflowing event times.
+pub const MAX_START_PS: u64 = 1 << 60;
+
+/// Reads the matrix at `path`; flows may carry at most `max_bytes` each.
+pub fn read(path: &Path, num_hosts: u32, max_bytes: u64) -> Result<Vec<Flow>> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| anyhow!("workload.file: {}: cannot read: {e}", path.display()))?;
-    parse(&text, num_hosts).map_err(|e| anyhow!("workload.file: {}: {e}", path.display()))
+    parse(&text, num_hosts, max_bytes)
+        .map_err(|e| anyhow!("workload.file: {}: {e}", path.display()))
 }
 
 fn header(line: Option<(usize, &str)>, key: &str) -> Result<u64> {
@@ -28,7 +33,7 @@ fn header(line: Option<(usize, &str)>, key: &str) -> Result<u64> {
     }
 }
 
-pub fn parse(text: &str, num_hosts: u32) -> Result<Vec<Flow>> {
+pub fn parse(text: &str, num_hosts: u32, max_bytes: u64) -> Result<Vec<Flow>> {
     let mut lines = text
         .lines()
         .enumerate()
@@ -38,7 +43,8 @@ pub fn parse(text: &str, num_hosts: u32) -> Result<Vec<Flow>> {
         bail!("Nodes {nodes} exceeds the {num_hosts} hosts of the topology");
     }
     let conns = header(lines.next(), "Connections")?;
-    let mut flows = Vec::with_capacity(conns as usize);
+    // The header is a claim, not a promise: reserve at most a million entries up front.
+    let mut flows = Vec::with_capacity(conns.min(1 << 20) as usize);
     for (no, l) in lines {
         let bad = |what: &str| anyhow!("line {}: {what}: \"{}\"", no + 1, l.trim());
         let toks: Vec<&str> = l.split_whitespace().collect();
@@ -68,6 +74,16 @@ pub fn parse(text: &str, num_hosts: u32) -> Result<Vec<Flow>> {
         }
         if bytes == 0 {
             return Err(bad("size must be at least 1 byte"));
+        }
+        if bytes > max_bytes {
+            return Err(bad(&format!(
+                "size above {max_bytes} bytes (2^32 - 1 packets of packet.payload_bytes)"
+            )));
+        }
+        if start_ps > MAX_START_PS {
+            return Err(bad(&format!(
+                "start above {MAX_START_PS} ps (about 13 days)"
+            )));
         }
         flows.push(Flow {
             src: src as u32,
@@ -128,7 +144,7 @@ mod tests {
     #[test]
     fn parses_and_rejects() {
         let ok = "Nodes 4\nConnections 2\n0->3 id 1 start 0 size 100\n2->1 id 2 start 500 size 7\n";
-        let f = parse(ok, 16).unwrap();
+        let f = parse(ok, 16, u64::MAX).unwrap();
         assert_eq!(
             f[1],
             Flow {
@@ -138,14 +154,26 @@ mod tests {
                 start_ps: 500
             }
         );
-        assert!(
-            parse("Nodes 4\nConnections 1\n0->4 id 1 start 0 size 1\n", 16)
-                .unwrap_err()
-                .to_string()
-                .contains("does not exist")
-        );
-        assert!(parse("Nodes 40\nConnections 0\n", 16).is_err());
-        assert!(parse("Nodes 4\nConnections 2\n0->1 id 1 start 0 size 1\n", 16).is_err());
-        assert!(parse("Nodes 4\nConnections 1\n0-1 id 1 start 0 size 1\n", 16).is_err());
+        assert!(parse(
+            "Nodes 4\nConnections 1\n0->4 id 1 start 0 size 1\n",
+            16,
+            u64::MAX
+        )
+        .unwrap_err()
+        .to_string()
+        .contains("does not exist"));
+        assert!(parse("Nodes 40\nConnections 0\n", 16, u64::MAX).is_err());
+        assert!(parse(
+            "Nodes 4\nConnections 2\n0->1 id 1 start 0 size 1\n",
+            16,
+            u64::MAX
+        )
+        .is_err());
+        assert!(parse(
+            "Nodes 4\nConnections 1\n0-1 id 1 start 0 size 1\n",
+            16,
+            u64::MAX
+        )
+        .is_err());
     }
 }

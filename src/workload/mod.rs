@@ -31,6 +31,11 @@ pub struct Flow {
     pub start_ps: u64,
 }
 
+/// The largest flow a scenario can carry: 2^32 - 1 packets (sequence numbers are u32).
+pub fn max_flow_bytes(s: &Scenario) -> u64 {
+    s.packet.payload_bytes as u64 * u32::MAX as u64
+}
+
 pub enum Workload {
     /// Host h sends `bytes` to `dst[h]` at time 0.
     Permutation { dst: Vec<u32>, bytes: u64 },
@@ -61,7 +66,7 @@ impl Workload {
                     .file
                     .as_ref()
                     .expect("validated: matrix has a file");
-                let flows = matrix::read(&s.base_dir.join(file), num_hosts)?;
+                let flows = matrix::read(&s.base_dir.join(file), num_hosts, max_flow_bytes(s))?;
                 Workload::from_flows(flows, num_hosts)
             }
         })
