@@ -204,62 +204,67 @@ impl<'a> Engine<'a> {
 #[cfg(test)]
 mod tests {
     use super::comm::LocalComm;
+    use super::partition::tests::Direct;
     use super::partition::Node;
     use super::*;
     use crate::lb::SwitchLb;
-    use crate::net::event::{Event, Scheduler};
     use crate::scenario::Scenario;
 
-    struct Direct<'a>(&'a mut queue::EventQueue);
-    impl Scheduler for Direct<'_> {
-        fn schedule(&mut self, ev: Event) {
-            self.0.push(ev);
-        }
-    }
-
-    /// A timer that re-arms forever does not keep a run alive: it ends when every flow has
-    /// completed, on one partition and on several.
-    #[test]
-    fn runs_end_when_the_workload_is_done_even_with_periodic_timers() {
+    /// A k = 4 fat tree, a 30 KB permutation.
+    fn model() -> Model {
         let mut s = Scenario::default();
         s.topology.k = 4;
         s.workload.message_bytes = 30_000;
-        let m = Model::build(&s).unwrap();
+        Model::build(&s).unwrap()
+    }
+
+    /// An engine whose every switch runs a probe policy with a timer every `period_ps`,
+    /// forever.
+    fn with_forever_timers<'a>(m: &'a Model, plan: &'a Plan, period_ps: u64) -> Engine<'a> {
+        let members = plan.members();
+        let mut built: Vec<_> = (0..plan.parts)
+            .map(|i| Partition::new(m, plan, i, &members[i as usize]))
+            .collect();
+        for (p, _) in &mut built {
+            for node in &mut p.nodes {
+                if let Node::Switch(sw) = node {
+                    sw.lb = SwitchLb::Probe {
+                        period_ps,
+                        limit: usize::MAX,
+                        fired: vec![],
+                    };
+                    sw.start(&mut Direct(&mut p.queue));
+                }
+            }
+        }
+        Engine::new(built, m, plan, &LocalComm, None)
+    }
+
+    /// (events, last event time, windows) of a finished engine.
+    fn ending(e: &Engine<'_>) -> (u64, Option<u64>, u64) {
+        let events = e.parts.iter().map(|p| p.metrics.counters.events).sum();
+        let last = e
+            .parts
+            .iter()
+            .map(|p| p.metrics.counters.last_event_ps)
+            .max();
+        (events, last, e.stats.windows)
+    }
+
+    /// A timer that re-arms forever does not keep a run alive: it ends when every flow has
+    /// completed, on one partition and on several, after the same events.
+    #[test]
+    fn runs_end_when_the_workload_is_done_even_with_periodic_timers() {
+        let m = model();
         let mut ends = vec![];
         for parts in [1, 4] {
             let plan = Plan::automatic(&m, parts, 1).unwrap();
-            let members = plan.members();
-            let mut built: Vec<_> = (0..parts)
-                .map(|i| Partition::new(&m, &plan, i, &members[i as usize]))
-                .collect();
-            for (p, _) in &mut built {
-                for node in &mut p.nodes {
-                    if let Node::Switch(sw) = node {
-                        sw.lb = SwitchLb::Probe {
-                            period_ps: 700_000,
-                            limit: usize::MAX,
-                            fired: vec![],
-                        };
-                        sw.start(&mut Direct(&mut p.queue));
-                    }
-                }
-            }
-            let mut e = Engine::new(built, &m, &plan, &LocalComm, None);
-            assert_eq!(
-                e.run(NEVER_PS, None),
-                Ending::WorkloadDone,
-                "{parts} partitions"
-            );
-            assert!(
-                e.parts.iter().any(|p| p.next_time_ps() != NEVER_PS),
-                "timers still pending"
-            );
-            let events: u64 = e.parts.iter().map(|p| p.metrics.counters.events).sum();
-            let last = e
-                .parts
-                .iter()
-                .map(|p| p.metrics.counters.last_event_ps)
-                .max();
+            let mut e = with_forever_timers(&m, &plan, 700_000);
+            let why = e.run(NEVER_PS, None);
+            assert_eq!(why, Ending::WorkloadDone, "{parts} partitions");
+            let pending = e.parts.iter().any(|p| p.next_time_ps() != NEVER_PS);
+            assert!(pending, "timers still pending");
+            let (events, last, _) = ending(&e);
             ends.push((events, last));
         }
         // The events processed after the last flow completed (timers) are the same whatever
@@ -271,39 +276,14 @@ mod tests {
     /// after the workload is done, a run stopped anywhere ends exactly like one that was not.
     #[test]
     fn a_stopped_run_resumes_the_same_windows() {
-        let mut s = Scenario::default();
-        s.topology.k = 4;
-        s.workload.message_bytes = 30_000;
-        let m = Model::build(&s).unwrap();
+        let m = model();
         let plan = Plan::automatic(&m, 3, 1).unwrap();
         let run = |stop_ps: u64| {
-            let members = plan.members();
-            let mut built: Vec<_> = (0..plan.parts)
-                .map(|i| Partition::new(&m, &plan, i, &members[i as usize]))
-                .collect();
-            for (p, _) in &mut built {
-                for node in &mut p.nodes {
-                    if let Node::Switch(sw) = node {
-                        sw.lb = SwitchLb::Probe {
-                            period_ps: 333_333,
-                            limit: usize::MAX,
-                            fired: vec![],
-                        };
-                        sw.start(&mut Direct(&mut p.queue));
-                    }
-                }
-            }
-            let mut e = Engine::new(built, &m, &plan, &LocalComm, None);
+            let mut e = with_forever_timers(&m, &plan, 333_333);
             if e.run(stop_ps, None) == Ending::Stopped {
                 assert_eq!(e.run(NEVER_PS, None), Ending::WorkloadDone);
             }
-            let events: u64 = e.parts.iter().map(|p| p.metrics.counters.events).sum();
-            let last = e
-                .parts
-                .iter()
-                .map(|p| p.metrics.counters.last_event_ps)
-                .max();
-            (events, last, e.stats.windows)
+            ending(&e)
         };
         let whole = run(NEVER_PS);
         for stop_ps in [1_000, 777_777, 2_500_001] {

@@ -243,12 +243,13 @@ fn dispatch(m: &Model, ev: Event, node: &mut Node, sink: &mut Sink<'_>, mx: &mut
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::lb::SwitchLb;
     use crate::scenario::Scenario;
 
-    struct Direct<'a>(&'a mut EventQueue);
+    /// A scheduler that pushes straight into an event queue (tests set up nodes by hand).
+    pub(crate) struct Direct<'a>(pub &'a mut EventQueue);
     impl Scheduler for Direct<'_> {
         fn schedule(&mut self, ev: Event) {
             self.0.push(ev);
