@@ -870,3 +870,33 @@ fn a_huge_connection_count_is_an_error_not_an_allocation() {
         &["m.cm", "Connections 100000000000000 but 1 connection lines"],
     );
 }
+
+#[test]
+fn a_constant_window_below_one_packet_is_refused() {
+    let out = {
+        let dir = dir_with(&[("s.toml", &with_topology("k = 4"))]);
+        weft(
+            dir.path(),
+            &[
+                "run",
+                "s.toml",
+                "--set",
+                "host.cc=constant",
+                "--set",
+                "host.window_bdp=0.001",
+            ],
+        )
+    };
+    assert_fails(
+        "window below a packet",
+        &out,
+        &["host.window_bdp", "below one data packet"],
+    );
+    run_fails(
+        "zero window",
+        &with_topology("k = 4"),
+        &[],
+        &["--set", "host.window_bdp=0"],
+        &["host.window_bdp", "positive"],
+    );
+}

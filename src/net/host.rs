@@ -249,7 +249,7 @@ impl Host {
             );
             let path = m.lb.host.start_flow(m.lb.cfg.entropy_paths, &mut self.rng);
             self.flows.push(FlowSender {
-                sender: Sender::new(packets as u32),
+                sender: Sender::new(&m.transport, packets as u32),
                 path,
                 in_rotation: true,
             });

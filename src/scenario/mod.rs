@@ -272,6 +272,9 @@ impl Default for LbConfig {
 pub enum CcKind {
     /// Paced sender, no congestion control (the Ofan paper's LB-isolation mode).
     None,
+    /// A fixed window of `host.window_bdp` bandwidth-delay products per flow (no loss
+    /// recovery yet).
+    Constant,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -280,6 +283,9 @@ pub struct HostConfig {
     pub cc: CcKind,
     /// Data pacing rate as a fraction of the host's line rate, in (0, 1].
     pub load: f64,
+    /// `constant`: the window, in bandwidth-delay products (host line rate × the base RTT of
+    /// the fabric's longest path).
+    pub window_bdp: f64,
 }
 
 impl Default for HostConfig {
@@ -287,6 +293,7 @@ impl Default for HostConfig {
         HostConfig {
             cc: CcKind::None,
             load: 1.0,
+            window_bdp: 1.5,
         }
     }
 }

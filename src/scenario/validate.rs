@@ -139,6 +139,14 @@ impl Scenario {
             );
         }
 
+        let w = self.host.window_bdp;
+        if !w.is_finite() || w <= 0.0 || w > 1e6 {
+            bail_field!(
+                "host.window_bdp",
+                "must be a positive number of BDPs up to 10^6 (got {w})"
+            );
+        }
+
         let load = self.host.load;
         // Pacing is computed in parts per million of line rate.
         if !(1e-6..=1.0).contains(&load) {

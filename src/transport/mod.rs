@@ -16,6 +16,7 @@
 //! Today's member is [`paced::Paced`]: no window, no loss recovery, the NIC paces the host at
 //! `host.load` × line rate (the Ofan paper's LB-isolation mode).
 
+pub(crate) mod constant;
 pub(crate) mod paced;
 pub(crate) mod receiver;
 pub(crate) mod seqset;
@@ -52,53 +53,73 @@ pub struct AckOutcome {
     pub completed: bool,
 }
 
+/// The scenario's transport, in the units senders use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransportParams {
+    Paced,
+    /// A fixed window of this many packets per flow.
+    Constant {
+        window_pkts: u32,
+    },
+}
+
 /// Per-flow sender state: one variant per transport/CCA.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Sender {
     Paced(paced::Paced),
+    Constant(constant::Constant),
+}
+
+/// Calls the same method on whichever sender it is: the one place that lists them.
+macro_rules! each {
+    ($self:expr, $s:ident => $call:expr) => {
+        match $self {
+            Sender::Paced($s) => $call,
+            Sender::Constant($s) => $call,
+        }
+    };
 }
 
 impl Sender {
     /// A sender for `packets` data packets under the scenario's transport.
-    pub fn new(packets: u32) -> Sender {
-        Sender::Paced(paced::Paced::new(packets))
+    pub fn new(params: &TransportParams, packets: u32) -> Sender {
+        match *params {
+            TransportParams::Paced => Sender::Paced(paced::Paced::new(packets)),
+            TransportParams::Constant { window_pkts } => {
+                Sender::Constant(constant::Constant::new(packets, window_pkts))
+            }
+        }
     }
 
     /// The next packet to send, if the transport allows one now.
     #[inline]
     pub fn next_seq(&mut self, now_ps: u64) -> Option<u32> {
-        match self {
-            Sender::Paced(s) => s.next_seq(now_ps),
-        }
+        each!(self, s => s.next_seq(now_ps))
     }
 
     /// Whether the flow still has packets it will send without hearing back first.
     #[inline]
     pub fn has_data(&self) -> bool {
-        match self {
-            Sender::Paced(s) => s.has_data(),
-        }
+        each!(self, s => s.has_data())
     }
 
     #[inline]
     pub fn on_ack(&mut self, ack: &AckInfo, now_ps: u64) -> AckOutcome {
-        match self {
-            Sender::Paced(s) => s.on_ack(ack, now_ps),
-        }
+        each!(self, s => s.on_ack(ack, now_ps))
     }
 
-    /// The receiver reports packet `seq` lost (trimmed). The paced transport has no loss
-    /// recovery and ignores it.
+    /// The receiver reports packet `seq` lost (trimmed). Neither transport of today has
+    /// loss recovery: they ignore it.
     pub fn on_nack(&mut self, _seq: u32, _now_ps: u64) {
         match self {
-            Sender::Paced(_) => {}
+            Sender::Paced(_) | Sender::Constant(_) => {}
         }
     }
 
-    /// The flow's retransmission timer fired. Not armed by the paced transport.
+    /// The flow's retransmission timer fired. Not armed by today's transports.
     pub fn on_timeout(&mut self, _now_ps: u64) {
         match self {
-            Sender::Paced(_) => {}
+            Sender::Paced(_) | Sender::Constant(_) => {}
         }
     }
 
@@ -106,13 +127,11 @@ impl Sender {
     /// applies either way).
     pub fn pacing_rate(&self) -> Option<u64> {
         match self {
-            Sender::Paced(_) => None,
+            Sender::Paced(_) | Sender::Constant(_) => None,
         }
     }
 
     pub fn is_complete(&self) -> bool {
-        match self {
-            Sender::Paced(s) => s.is_complete(),
-        }
+        each!(self, s => s.is_complete())
     }
 }
