@@ -123,4 +123,22 @@ impl Packet {
 }
 
 // Keeps `Event` at 64 bytes (see the module comment).
+/// A packet of `kind` and `size_bytes` from host 0 to host 1, everything else zero (tests).
+#[cfg(test)]
+pub(crate) fn test_packet(kind: PacketKind, size_bytes: u32) -> Packet {
+    Packet {
+        sent_ps: 0,
+        flow_index: 0,
+        src: 0,
+        dst: 1,
+        seq: 0,
+        ack: 0,
+        size_bytes,
+        via: NO_VIA,
+        entropy: 0,
+        kind,
+        flags: 0,
+    }
+}
+
 const _: () = assert!(std::mem::size_of::<Packet>() <= 40);

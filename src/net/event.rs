@@ -209,19 +209,7 @@ mod tests {
 
     #[test]
     fn timer_keys_sort_after_departures_and_arrivals_and_by_node() {
-        let pkt = crate::packet::Packet {
-            sent_ps: 0,
-            flow_index: 0,
-            src: 0,
-            dst: 1,
-            seq: 0,
-            ack: 0,
-            size_bytes: 64,
-            via: crate::packet::NO_VIA,
-            entropy: 0,
-            kind: crate::packet::PacketKind::Ack,
-            flags: 0,
-        };
+        let pkt = crate::packet::test_packet(crate::packet::PacketKind::Ack, 64);
         let tx = Event::tx_done(5, u32::MAX, 0, 0);
         let arrive = Event::arrive(5, u32::MAX, 0, 0, pkt);
         let t_low = Event::timer(5, 3, (1 << 36) - 1, TimerKind::NicWake, 0, 0);

@@ -73,21 +73,7 @@ mod tests {
     use super::*;
     use crate::packet::PacketKind;
 
-    fn pkt(kind: PacketKind, size: u32) -> Packet {
-        Packet {
-            sent_ps: 0,
-            flow_index: 0,
-            src: 0,
-            dst: 1,
-            seq: 0,
-            ack: 0,
-            size_bytes: size,
-            via: crate::packet::NO_VIA,
-            entropy: 0,
-            kind,
-            flags: 0,
-        }
-    }
+    use crate::packet::test_packet as pkt;
 
     #[test]
     fn drop_tail_and_step_marking() {

@@ -3,64 +3,55 @@
 //! while fewer than `window` of its packets are unacknowledged; every ACK opens the window by
 //! one packet. No loss recovery yet: a lost packet keeps its window slot forever.
 //!
-//! Like the paced transport it counts acknowledgements (each packet is sent once).
+//! It is the paced transport's bookkeeping (each packet sent once, ACKs counted) behind a
+//! window.
 
+use super::paced::Paced;
 use super::{AckInfo, AckOutcome};
 use serde::{Deserialize, Serialize};
 
+/// The paced transport's bookkeeping (each packet sent once, ACKs counted), gated by a window.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Constant {
-    packets: u32,
-    next_seq: u32,
-    acked: u32,
+    flow: Paced,
     window: u32,
 }
 
 impl Constant {
     pub fn new(packets: u32, window: u32) -> Constant {
-        assert!(
-            packets > 0 && window > 0,
-            "a flow and its window hold a packet"
-        );
+        assert!(window > 0, "a window holds a packet");
         Constant {
-            packets,
-            next_seq: 0,
-            acked: 0,
+            flow: Paced::new(packets),
             window,
         }
     }
 
     /// Packets sent and not yet acknowledged.
     pub fn in_flight(&self) -> u32 {
-        self.next_seq - self.acked
+        self.flow.in_flight()
     }
 
     #[inline]
-    pub fn next_seq(&mut self, _now_ps: u64) -> Option<u32> {
-        (self.next_seq < self.packets && self.in_flight() < self.window).then(|| {
-            self.next_seq += 1;
-            self.next_seq - 1
-        })
+    pub fn next_seq(&mut self, now_ps: u64) -> Option<u32> {
+        if self.in_flight() < self.window {
+            self.flow.next_seq(now_ps)
+        } else {
+            None
+        }
     }
 
     #[inline]
     pub fn has_data(&self) -> bool {
-        self.next_seq < self.packets
+        self.flow.has_data()
     }
 
     #[inline]
-    pub fn on_ack(&mut self, ack: &AckInfo, _now_ps: u64) -> AckOutcome {
-        let fresh = ack.seq < self.next_seq && self.acked < self.next_seq;
-        self.acked += fresh as u32;
-        AckOutcome {
-            newly_acked: fresh as u32,
-            stale: !fresh as u32,
-            completed: fresh && self.is_complete(),
-        }
+    pub fn on_ack(&mut self, ack: &AckInfo, now_ps: u64) -> AckOutcome {
+        self.flow.on_ack(ack, now_ps)
     }
 
     pub fn is_complete(&self) -> bool {
-        self.acked == self.packets
+        self.flow.is_complete()
     }
 }
 

@@ -37,6 +37,11 @@ impl Paced {
         })
     }
 
+    /// Packets sent and not yet acknowledged.
+    pub fn in_flight(&self) -> u32 {
+        self.next_seq - self.acked
+    }
+
     #[inline]
     pub fn has_data(&self) -> bool {
         self.next_seq < self.packets
