@@ -2,6 +2,7 @@
 //! field defaulted to the Ofan paper's evaluation set-up, so a file gives only what it changes.
 //! Unknown keys are rejected; every check names the field it concerns.
 
+pub mod cc;
 mod load;
 mod overrides;
 mod validate;

@@ -16,6 +16,7 @@
 //! Today's member is [`paced::Paced`]: no window, no loss recovery, the NIC paces the host at
 //! `host.load` × line rate (the Ofan paper's LB-isolation mode).
 
+pub mod cc;
 pub(crate) mod constant;
 pub(crate) mod paced;
 pub(crate) mod receiver;

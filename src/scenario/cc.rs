@@ -1,0 +1,275 @@
+//! Parameters of the congestion-control algorithms (`[host.dctcp]`, `[host.nscc]`,
+//! `[host.swift]`, `[host.mswift]`), with ALGORITHMS.md part B's defaults (UEC htsim and
+//! csg-htsim values; appendix 1). Each is used only when `host.cc` names its algorithm.
+
+use super::validate::{FieldError, Result};
+use serde::{Deserialize, Serialize};
+
+/// `[host.dctcp]` (ALGORITHMS.md B1).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DctcpConfig {
+    /// EWMA gain g of α.
+    pub g: f64,
+    /// Initial window, in data packets (htsim `main_dctcp`: 10).
+    pub init_cwnd_pkts: f64,
+    /// Initial slow-start threshold, in data packets (htsim TCP: 100).
+    pub init_ssthresh_pkts: f64,
+    /// Cut the window every window of ACKs while α > 0 (htsim), instead of only after a
+    /// window that saw an ECN echo (RFC 8257).
+    pub cut_every_window: bool,
+}
+
+impl Default for DctcpConfig {
+    fn default() -> Self {
+        DctcpConfig {
+            g: 1.0 / 16.0,
+            init_cwnd_pkts: 10.0,
+            init_ssthresh_pkts: 100.0,
+            cut_every_window: true,
+        }
+    }
+}
+
+/// `[host.nscc]` (ALGORITHMS.md B2, UEC htsim `initNsccParams`). Gains are given in the
+/// units of the spec's table and scaled by a = network BDP / reference BDP and
+/// b = target / reference RTT, as htsim does.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct NsccConfig {
+    /// Target queuing delay in µs. Unset: 0.75 × network RTT with trimming, 1.0 × without.
+    pub target_qdelay_us: Option<f64>,
+    /// Reference BDP the gains are scaled from, in bytes (150 000 = 100 Gb/s × 12 µs).
+    pub reference_bdp_bytes: f64,
+    /// Reference RTT the proportional gain is scaled from, in µs.
+    pub reference_rtt_us: f64,
+    /// Proportional increase gain α = this × MSS·a·b / target.
+    pub prop_gain: f64,
+    /// Fair increase fi = this × MSS·a.
+    pub fair_increase_mss: f64,
+    /// Additive increase η per adjust period = this × MSS·a.
+    pub eta_mss: f64,
+    /// Multiplicative-decrease gain γ.
+    pub gamma: f64,
+    /// Fast-increase scale = this × a.
+    pub fast_increase_scale: f64,
+    /// Fast increase applies while the delay is below this, in µs.
+    pub fast_increase_delay_us: f64,
+    /// EWMA weight of the average queuing delay.
+    pub delay_ewma: f64,
+    /// Apply accumulated increases after this many MTUs of ACKed data.
+    pub adjust_bytes_mtus: f64,
+    /// Quick adapt only if the bytes achieved in the last epoch are below maxwnd / 2^gate.
+    pub qa_gate: u32,
+    /// Quick adapt on a delay above this × target.
+    pub qa_threshold_factor: f64,
+    /// Largest window, in BDPs of the flow's base RTT.
+    pub max_window_bdp: f64,
+}
+
+impl Default for NsccConfig {
+    fn default() -> Self {
+        NsccConfig {
+            target_qdelay_us: None,
+            reference_bdp_bytes: 150_000.0,
+            reference_rtt_us: 12.0,
+            prop_gain: 4.0,
+            fair_increase_mss: 5.0,
+            eta_mss: 0.15,
+            gamma: 0.8,
+            fast_increase_scale: 0.25,
+            fast_increase_delay_us: 1.0,
+            delay_ewma: 0.0125,
+            adjust_bytes_mtus: 8.0,
+            qa_gate: 3,
+            qa_threshold_factor: 4.0,
+            max_window_bdp: 1.5,
+        }
+    }
+}
+
+/// `[host.swift]` (ALGORITHMS.md B3; htsim values, the paper's production values are not
+/// public). Also the base of `mswift`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwiftConfig {
+    /// Additive increase, packets per RTT.
+    pub ai: f64,
+    /// Multiplicative-decrease gain β.
+    pub beta: f64,
+    /// Largest multiplicative decrease in one step.
+    pub max_mdf: f64,
+    /// Base target delay (a full RTT, propagation included), in µs.
+    pub base_target_us: f64,
+    /// Target added per hop, in µs. Unset: base_target / 6.55.
+    pub hop_scale_us: Option<f64>,
+    /// Flow-based scaling range, in µs. Unset: 5 × base_target.
+    pub fs_range_us: Option<f64>,
+    /// Flow-based scaling: window (packets) at which the full range applies.
+    pub fs_min_cwnd_pkts: f64,
+    /// Flow-based scaling: window (packets) at which no extra target applies.
+    pub fs_max_cwnd_pkts: f64,
+    /// Smallest window, in bytes (below one packet the flow is paced).
+    pub min_cwnd_bytes: f64,
+    /// Largest window, in packets.
+    pub max_cwnd_pkts: f64,
+    /// Initial window, in BDPs of the fabric (as NSCC starts at its maximum).
+    pub init_cwnd_bdp: f64,
+    /// After this many consecutive timeouts the window drops to min_cwnd.
+    pub retx_reset_threshold: u32,
+}
+
+impl Default for SwiftConfig {
+    fn default() -> Self {
+        SwiftConfig {
+            ai: 1.0,
+            beta: 0.8,
+            max_mdf: 0.5,
+            base_target_us: 20.0,
+            hop_scale_us: None,
+            fs_range_us: None,
+            fs_min_cwnd_pkts: 0.1,
+            fs_max_cwnd_pkts: 100.0,
+            min_cwnd_bytes: 10.0,
+            max_cwnd_pkts: 1000.0,
+            init_cwnd_bdp: 1.0,
+            retx_reset_threshold: 5,
+        }
+    }
+}
+
+/// `[host.mswift]` (ALGORITHMS.md B4): Swift fed the median of the last H delay samples,
+/// H = max(⌊cwnd / MTU / 2⌋, 1), at most `history_max`. Swift's parameters come from
+/// `[host.swift]`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct MswiftConfig {
+    /// Delay samples kept.
+    pub history_max: u32,
+}
+
+impl Default for MswiftConfig {
+    fn default() -> Self {
+        MswiftConfig { history_max: 32 }
+    }
+}
+
+fn check(field: &str, v: f64, ok: bool, what: &str) -> Result<()> {
+    if !v.is_finite() || !ok {
+        return Err(FieldError::new(field, format!("must be {what} (got {v})")));
+    }
+    Ok(())
+}
+
+fn positive(field: &str, v: f64) -> Result<()> {
+    check(field, v, v > 0.0, "positive")
+}
+
+fn non_negative(field: &str, v: f64) -> Result<()> {
+    check(field, v, v >= 0.0, "zero or positive")
+}
+
+fn fraction(field: &str, v: f64) -> Result<()> {
+    check(field, v, v > 0.0 && v <= 1.0, "in (0, 1]")
+}
+
+impl DctcpConfig {
+    pub fn validate(&self) -> Result<()> {
+        fraction("host.dctcp.g", self.g)?;
+        check(
+            "host.dctcp.init_cwnd_pkts",
+            self.init_cwnd_pkts,
+            self.init_cwnd_pkts >= 1.0,
+            "at least 1 packet",
+        )?;
+        check(
+            "host.dctcp.init_ssthresh_pkts",
+            self.init_ssthresh_pkts,
+            self.init_ssthresh_pkts >= 1.0,
+            "at least 1 packet",
+        )
+    }
+}
+
+impl NsccConfig {
+    pub fn validate(&self) -> Result<()> {
+        if let Some(t) = self.target_qdelay_us {
+            positive("host.nscc.target_qdelay_us", t)?;
+        }
+        positive("host.nscc.reference_bdp_bytes", self.reference_bdp_bytes)?;
+        positive("host.nscc.reference_rtt_us", self.reference_rtt_us)?;
+        non_negative("host.nscc.prop_gain", self.prop_gain)?;
+        non_negative("host.nscc.fair_increase_mss", self.fair_increase_mss)?;
+        non_negative("host.nscc.eta_mss", self.eta_mss)?;
+        fraction("host.nscc.gamma", self.gamma)?;
+        non_negative("host.nscc.fast_increase_scale", self.fast_increase_scale)?;
+        non_negative(
+            "host.nscc.fast_increase_delay_us",
+            self.fast_increase_delay_us,
+        )?;
+        fraction("host.nscc.delay_ewma", self.delay_ewma)?;
+        positive("host.nscc.adjust_bytes_mtus", self.adjust_bytes_mtus)?;
+        if self.qa_gate > 30 {
+            return Err(FieldError::new(
+                "host.nscc.qa_gate",
+                format!("must be at most 30 (got {})", self.qa_gate),
+            ));
+        }
+        positive("host.nscc.qa_threshold_factor", self.qa_threshold_factor)?;
+        positive("host.nscc.max_window_bdp", self.max_window_bdp)
+    }
+}
+
+impl SwiftConfig {
+    pub fn validate(&self) -> Result<()> {
+        positive("host.swift.ai", self.ai)?;
+        fraction("host.swift.beta", self.beta)?;
+        check(
+            "host.swift.max_mdf",
+            self.max_mdf,
+            self.max_mdf > 0.0 && self.max_mdf < 1.0,
+            "in (0, 1)",
+        )?;
+        positive("host.swift.base_target_us", self.base_target_us)?;
+        if let Some(h) = self.hop_scale_us {
+            non_negative("host.swift.hop_scale_us", h)?;
+        }
+        if let Some(r) = self.fs_range_us {
+            non_negative("host.swift.fs_range_us", r)?;
+        }
+        positive("host.swift.fs_min_cwnd_pkts", self.fs_min_cwnd_pkts)?;
+        check(
+            "host.swift.fs_max_cwnd_pkts",
+            self.fs_max_cwnd_pkts,
+            self.fs_max_cwnd_pkts > self.fs_min_cwnd_pkts,
+            "above fs_min_cwnd_pkts",
+        )?;
+        positive("host.swift.min_cwnd_bytes", self.min_cwnd_bytes)?;
+        check(
+            "host.swift.max_cwnd_pkts",
+            self.max_cwnd_pkts,
+            self.max_cwnd_pkts >= 1.0,
+            "at least 1 packet",
+        )?;
+        positive("host.swift.init_cwnd_bdp", self.init_cwnd_bdp)?;
+        if self.retx_reset_threshold == 0 {
+            return Err(FieldError::new(
+                "host.swift.retx_reset_threshold",
+                "must be at least 1",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl MswiftConfig {
+    pub fn validate(&self) -> Result<()> {
+        if !(1..=1024).contains(&self.history_max) {
+            return Err(FieldError::new(
+                "host.mswift.history_max",
+                format!("must be from 1 to 1024 (got {})", self.history_max),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,132 @@
+//! Congestion-control algorithms: one file per CCA behind the [`Cc`] enum. A CCA owns the
+//! flow's window (and, for Swift below one packet, a pacing gap); the reliable transport
+//! (`super::reliable`) owns everything else — sequence numbers, send records, the RTT
+//! estimator, loss detection and retransmission — and tells the CCA what happened through
+//! the signals below.
+//!
+//! Sizes are bytes as packets occupy buffers (payload + header, the "MTU" of ALGORITHMS.md),
+//! times are picoseconds. The interface, per CCA file:
+//! - `on_ack(&mut self, &AckSignal)`: an ACK acknowledged `newly_acked_bytes` for the first
+//!   time (possibly 0: a duplicate still carries ECN and delay);
+//! - `on_nack(&mut self, &NackSignal)`: a packet was trimmed and NACKed;
+//! - `on_loss(&mut self, &LossSignal)`: a packet was declared lost by the retransmission
+//!   timer or by the SACK reordering rule;
+//! - `cwnd_bytes(&self)`: the window — the transport sends while
+//!   `in_flight + packet ≤ cwnd`;
+//! - `pacing_gap_ps(&self)`: the least gap between two packets of the flow, if the CCA paces.
+
+pub(crate) mod constant;
+
+use serde::{Deserialize, Serialize};
+
+/// What a CCA is built from: the fabric, the flow's path and the packet sizes, in the
+/// simulator's units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcEnv {
+    /// A full data packet in buffers: payload + header (ALGORITHMS.md's MTU).
+    pub mtu_bytes: u64,
+    /// Payload of a full data packet (MSS).
+    pub mss_bytes: u64,
+    /// The sending host's line rate.
+    pub line_rate_bps: u64,
+    /// Unloaded round trip of this flow's path (data out, ACK back).
+    pub base_rtt_ps: u64,
+    /// Largest unloaded round trip of the fabric (NSCC's `network_rtt`).
+    pub network_rtt_ps: u64,
+    /// line rate × `base_rtt_ps`.
+    pub bdp_bytes: u64,
+    /// line rate × `network_rtt_ps`.
+    pub network_bdp_bytes: u64,
+    /// Switches on the flow's path (Swift's per-hop target).
+    pub hops: u32,
+    /// Switches trim rather than drop (NSCC's default target depends on it).
+    pub trimming: bool,
+}
+
+/// One acknowledgement, as the CCA sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AckSignal {
+    pub now_ps: u64,
+    /// Bytes acknowledged for the first time by this ACK (cumulative and selective).
+    pub newly_acked_bytes: u64,
+    /// The acknowledged data packet was ECN-marked.
+    pub ecn: bool,
+    /// Round-trip sample of the acknowledged packet (none if it was retransmitted: Karn).
+    pub rtt_ps: Option<u64>,
+    /// The transport's smoothed RTT (its base RTT until the first sample).
+    pub srtt_ps: u64,
+    /// Bytes still unacknowledged after this ACK.
+    pub in_flight_bytes: u64,
+}
+
+/// A trimmed packet's NACK.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NackSignal {
+    pub now_ps: u64,
+    /// Bytes of the packet that was trimmed.
+    pub bytes: u64,
+    /// It was trimmed at the last hop (the receiver's downlink: incast, not a bad path).
+    pub last_hop: bool,
+    /// Round-trip sample of the trimmed packet's header (none if it was a retransmission).
+    pub rtt_ps: Option<u64>,
+    pub srtt_ps: u64,
+    /// Bytes still unacknowledged after the packet was taken out of flight.
+    pub in_flight_bytes: u64,
+}
+
+/// How a loss was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossKind {
+    /// The retransmission timer fired for the oldest outstanding packet.
+    Timeout,
+    /// Enough later packets were acknowledged (the SACK reordering rule).
+    Reordering,
+}
+
+/// A packet declared lost.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LossSignal {
+    pub now_ps: u64,
+    pub kind: LossKind,
+    /// Bytes of the lost packet.
+    pub bytes: u64,
+    pub srtt_ps: u64,
+    /// Bytes still unacknowledged after the packet was taken out of flight.
+    pub in_flight_bytes: u64,
+}
+
+/// A flow's congestion controller: one variant per CCA.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Cc {
+    Constant(constant::ConstantWindow),
+}
+
+/// Calls the same method on whichever CCA it is: the one place that lists them.
+macro_rules! each_cc {
+    ($self:expr, $c:ident => $call:expr) => {
+        match $self {
+            Cc::Constant($c) => $call,
+        }
+    };
+}
+
+impl Cc {
+    #[inline]
+    pub fn on_ack(&mut self, s: &AckSignal) {
+        each_cc!(self, c => c.on_ack(s))
+    }
+    pub fn on_nack(&mut self, s: &NackSignal) {
+        each_cc!(self, c => c.on_nack(s))
+    }
+    pub fn on_loss(&mut self, s: &LossSignal) {
+        each_cc!(self, c => c.on_loss(s))
+    }
+    #[inline]
+    pub fn cwnd_bytes(&self) -> u64 {
+        each_cc!(self, c => c.cwnd_bytes())
+    }
+    #[inline]
+    pub fn pacing_gap_ps(&self) -> Option<u64> {
+        each_cc!(self, c => c.pacing_gap_ps())
+    }
+}
