@@ -3,23 +3,64 @@
 //! uses.
 
 use crate::lb::LbShared;
-use crate::scenario::Scenario;
-use crate::scenario::{CcKind, FieldError};
-use crate::time::PS_PER_NS;
+use crate::scenario::{BufferBytes, CcKind, EcnMode, FieldError, Scenario};
+use crate::time::{PS_PER_NS, PS_PER_US};
 use crate::topology::Fabric;
-use crate::transport::TransportParams;
+use crate::transport::cc::CcEnv;
+use crate::transport::{CcChoice, ReliableParams, TransportParams};
 use crate::workload::Workload;
 use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+/// How ECN marks are decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EcnRule {
+    Off,
+    /// Mark a data packet arriving at a port whose FIFO already holds at least this many
+    /// bytes (DCTCP style, on enqueue).
+    Step {
+        threshold_bytes: u64,
+    },
+    /// On dequeue, with q = FIFO bytes left behind: never at q ≤ min, always at q > max,
+    /// else with probability (q − min)/(max − min).
+    Ramp {
+        min_bytes: u64,
+        max_bytes: u64,
+    },
+}
+
+/// What happens to a data packet that does not fit in the FIFO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Overflow {
+    Drop,
+    /// Cut to `trim_bytes`; with `evict_queued`, a fair coin picks between the arriving
+    /// packet and the FIFO's last one (UEC htsim), else always the arriving one.
+    Trim {
+        trim_bytes: u32,
+        evict_queued: bool,
+    },
+}
+
+/// Switch ports' queue discipline (behaviour: `net::qdisc`).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct QueueDiscipline {
+    /// FIFO byte limit (`u64::MAX`: unlimited).
+    pub buffer_bytes: u64,
+    pub ecn: EcnRule,
+    pub overflow: Overflow,
+    /// Control packets use the strict-priority queue (always with trimming).
+    pub priority_control: bool,
+    /// Byte limit of the priority queue (`u64::MAX`: unlimited).
+    pub ctrl_buffer_bytes: u64,
+}
 
 pub struct Model {
     pub seed: u64,
     pub fabric: Fabric,
     pub workload: Workload,
     pub lb: LbShared,
-    /// Per-port buffer of switch ports (`u64::MAX`: unlimited).
-    pub buffer_bytes: u64,
-    /// ECN step threshold of switch ports.
-    pub ecn_threshold_bytes: u64,
+    /// Queue discipline of switch ports.
+    pub qdisc: QueueDiscipline,
     /// Added to every arrival at a switch (its forwarding pipeline).
     pub forwarding_ps: u64,
     pub payload_bytes: u32,
@@ -29,6 +70,10 @@ pub struct Model {
     /// Host pacing rate as parts per million of line rate.
     pub load_ppm: u64,
     pub transport: TransportParams,
+    /// Unloaded round trip between the farthest hosts (NSCC's `network_rtt`).
+    pub network_rtt_ps: u64,
+    /// Line rate of the hosts' links.
+    pub line_rate_bps: u64,
 }
 
 impl Model {
@@ -40,8 +85,9 @@ impl Model {
             transport,
             seed: s.seed,
             lb: LbShared::new(&s.lb, &fabric, s.seed),
-            buffer_bytes: s.switch.buffer_bytes.limit(),
-            ecn_threshold_bytes: s.switch.ecn_threshold_bytes,
+            qdisc: queue_discipline(s)?,
+            network_rtt_ps: Model::network_rtt_ps(s, &fabric),
+            line_rate_bps: fabric.link(0, 0).rate.bps,
             forwarding_ps: (s.switch.forwarding_latency_ns * PS_PER_NS as f64).round() as u64,
             payload_bytes: s.packet.payload_bytes,
             header_bytes: s.packet.header_bytes,
@@ -53,10 +99,9 @@ impl Model {
         })
     }
 
-    /// Bytes in flight that fill the fabric's longest path: host line rate × base RTT (data
-    /// packets store-and-forward over every hop out, an ACK over every hop back, plus
-    /// latencies and forwarding), from host 0 to the last host.
-    pub fn bdp_bytes(s: &Scenario, fabric: &Fabric) -> u64 {
+    /// Unloaded round trip from host `a` to host `b`: a full data packet store-and-forward
+    /// over every hop out, an ACK over every hop back, plus latencies and forwarding.
+    fn rtt_ps(s: &Scenario, fabric: &Fabric, a: u32, b: u32) -> u64 {
         let data = (s.packet.payload_bytes + s.packet.header_bytes) as u64;
         let fwd_ps = (s.switch.forwarding_latency_ns * PS_PER_NS as f64).round() as u64;
         let trip = |a: u32, b: u32, bytes: u64| -> u64 {
@@ -74,10 +119,48 @@ impl Model {
                 })
                 .sum()
         };
-        let last = fabric.num_hosts - 1;
-        let rtt_ps = trip(0, last, data) + trip(last, 0, s.packet.ack_bytes as u64);
+        trip(a, b, data) + trip(b, a, s.packet.ack_bytes as u64)
+    }
+
+    /// The base RTT of the fabric's longest path (host 0 to the last host).
+    pub fn network_rtt_ps(s: &Scenario, fabric: &Fabric) -> u64 {
+        Model::rtt_ps(s, fabric, 0, fabric.num_hosts - 1)
+    }
+
+    /// Bytes in flight that fill the fabric's longest path: host line rate × its base RTT.
+    pub fn bdp_bytes(s: &Scenario, fabric: &Fabric) -> u64 {
         let rate = fabric.link(0, 0).rate.bps as u128;
-        (rate * rtt_ps as u128 / 8 / 1_000_000_000_000) as u64
+        bytes_in(rate, Model::network_rtt_ps(s, fabric))
+    }
+
+    /// What the CCA of a flow from `src` to `dst` is built from. The flow's base RTT is
+    /// computed like the network RTT, on its own path (every packet size is a full one).
+    pub fn cc_env(&self, src: u32, dst: u32) -> CcEnv {
+        let path = self.fabric.path(src, dst);
+        let mut base_rtt_ps = 0;
+        for &(n, p) in &path {
+            let l = self.fabric.link(n, p);
+            let fwd = if self.fabric.is_host(self.fabric.peer(n, p, 0).0) {
+                0
+            } else {
+                self.forwarding_ps
+            };
+            let data = (self.payload_bytes + self.header_bytes) as u64;
+            base_rtt_ps += l.serialization_ps(data) + l.serialization_ps(self.ack_bytes as u64);
+            base_rtt_ps += 2 * (l.latency_ps + fwd);
+        }
+        let rate = self.line_rate_bps as u128;
+        CcEnv {
+            mtu_bytes: (self.payload_bytes + self.header_bytes) as u64,
+            mss_bytes: self.payload_bytes as u64,
+            line_rate_bps: self.line_rate_bps,
+            base_rtt_ps,
+            network_rtt_ps: self.network_rtt_ps,
+            bdp_bytes: bytes_in(rate, base_rtt_ps),
+            network_bdp_bytes: bytes_in(rate, self.network_rtt_ps),
+            hops: path.len() as u32 - 1,
+            trimming: self.qdisc.is_trimming(),
+        }
     }
 
     /// Packets of a flow of `bytes` payload bytes.
@@ -93,16 +176,56 @@ impl Model {
     }
 }
 
-/// The scenario's transport in packets: `constant`'s window must hold a data packet.
+/// Bytes sent at `rate_bps` in `ps` picoseconds.
+fn bytes_in(rate_bps: u128, ps: u64) -> u64 {
+    (rate_bps * ps as u128 / 8 / 1_000_000_000_000) as u64
+}
+
+/// The switches' queue discipline (validated scenario).
+fn queue_discipline(s: &Scenario) -> std::result::Result<QueueDiscipline, FieldError> {
+    let sw = &s.switch;
+    let ecn = match sw.ecn {
+        EcnMode::Off => EcnRule::Off,
+        EcnMode::Step => EcnRule::Step {
+            threshold_bytes: sw.ecn_threshold_bytes,
+        },
+        EcnMode::Ramp => {
+            let (min_bytes, max_bytes) = s.ecn_ramp_bytes()?;
+            EcnRule::Ramp {
+                min_bytes,
+                max_bytes,
+            }
+        }
+    };
+    let overflow = if sw.trim {
+        Overflow::Trim {
+            trim_bytes: sw.trim_bytes,
+            evict_queued: sw.trim_evict_queued,
+        }
+    } else {
+        Overflow::Drop
+    };
+    Ok(QueueDiscipline {
+        buffer_bytes: sw.buffer_bytes.limit(),
+        ecn,
+        overflow,
+        priority_control: sw.priority_control.unwrap_or(sw.trim),
+        ctrl_buffer_bytes: sw.ctrl_buffer_bytes.limit(),
+    })
+}
+
+/// The scenario's transport in simulator units: `constant`'s window must hold a data
+/// packet.
 fn transport_params(
     s: &Scenario,
     fabric: &Fabric,
 ) -> std::result::Result<TransportParams, FieldError> {
-    Ok(match s.host.cc {
-        CcKind::None => TransportParams::Paced,
+    let h = &s.host;
+    let cc = match h.cc {
+        CcKind::None => return Ok(TransportParams::Paced),
         CcKind::Constant => {
             let data = (s.packet.payload_bytes + s.packet.header_bytes) as f64;
-            let window = s.host.window_bdp * Model::bdp_bytes(s, fabric) as f64;
+            let window = h.window_bdp * Model::bdp_bytes(s, fabric) as f64;
             if window < data {
                 return Err(FieldError::new(
                     "host.window_bdp",
@@ -111,8 +234,31 @@ fn transport_params(
                     ),
                 ));
             }
-            let window_pkts = (window / data).floor().min(u32::MAX as f64) as u32;
-            TransportParams::Constant { window_pkts }
+            CcChoice::Constant {
+                cwnd_bytes: window.min(u64::MAX as f64 / 2.0) as u64,
+            }
         }
+        CcKind::Dctcp => CcChoice::Dctcp(h.dctcp.clone()),
+        CcKind::Nscc => CcChoice::Nscc(h.nscc.clone()),
+        CcKind::Swift => CcChoice::Swift(h.swift.clone()),
+        CcKind::Mswift => CcChoice::Mswift(h.swift.clone(), h.mswift.clone()),
+    };
+    let rate_bps = fabric.link(0, 0).rate.bps as f64;
+    let rto_min_us = match (h.rto_min_us, s.switch.buffer_bytes) {
+        (Some(us), _) => us,
+        (None, BufferBytes::Bytes(b)) => 15.0 + 6.0 * (b as f64 * 8.0 / rate_bps) * 1e6,
+        (None, BufferBytes::Unlimited) => 100.0,
+    };
+    let last = fabric.num_hosts - 1;
+    let paths: u32 = (1..fabric.lca_tier(0, last))
+        .map(|t| fabric.tier_uplinks(t) as u32)
+        .product();
+    Ok(TransportParams::Reliable {
+        params: ReliableParams {
+            rto_min_ps: (rto_min_us * PS_PER_US as f64).round() as u64,
+            reorder_pkts: h.reorder_threshold_pkts.unwrap_or(3 + paths),
+        },
+        cc,
+        ack_coalesce_bytes: h.ack_coalesce_bytes,
     })
 }

@@ -44,6 +44,8 @@ pub enum PacketKind {
     Data = 0,
     /// Acknowledgement, from the destination back to the source.
     Ack = 1,
+    /// Negative acknowledgement of a trimmed data packet, from the destination back.
+    Nack = 2,
 }
 
 /// Marks "no DRB path" in [`Packet::via`].
@@ -53,8 +55,17 @@ pub const NO_VIA: u32 = u32::MAX;
 pub mod flags {
     /// Congestion experienced: set by a switch on a data packet.
     pub const ECN_CE: u8 = 1;
-    /// On an ACK: the data packet it acknowledges carried [`ECN_CE`].
+    /// On an ACK or NACK: the data packet it answers carried [`ECN_CE`].
     pub const ECN_ECHO: u8 = 2;
+    /// A data packet cut to its header by a switch (payload gone; `size_bytes` is the
+    /// header's).
+    pub const TRIMMED: u8 = 4;
+    /// On a trimmed header and its NACK: cut at the last hop (the receiver's downlink), i.e.
+    /// incast rather than a congested path.
+    pub const LAST_HOP: u8 = 8;
+    /// On data: the sender asks for an immediate ACK (last packet, window full,
+    /// retransmission), as UEC's AR flag.
+    pub const ACK_REQ: u8 = 16;
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,10 +99,21 @@ impl Packet {
     pub fn is_data(&self) -> bool {
         self.kind == PacketKind::Data
     }
-    /// Size class for per-class LB state (Ofan pointers): 0 for data, 1 for control packets.
+    /// Size class for per-class LB state (Ofan pointers): 0 for data (trimmed headers
+    /// included: they are the data packet's remains), 1 for ACKs and NACKs.
     #[inline]
     pub fn size_class(&self) -> u32 {
-        self.kind as u32
+        !self.is_data() as u32
+    }
+    /// A packet for the strict-priority queue of trimming switches: ACKs, NACKs and trimmed
+    /// headers.
+    #[inline]
+    pub fn is_control(&self) -> bool {
+        !self.is_data() || self.is_trimmed()
+    }
+    #[inline]
+    pub fn is_trimmed(&self) -> bool {
+        self.flags & flags::TRIMMED != 0
     }
     /// The flow this packet belongs to (data and its ACKs share it).
     #[inline]

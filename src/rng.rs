@@ -18,6 +18,8 @@ pub enum Purpose {
     OfanPermutation = 4,
     /// Per-switch ECMP salt.
     EcmpSalt = 5,
+    /// A switch's queue discipline (ECN ramp, trimming coin).
+    Queue = 6,
 }
 
 fn splitmix64(mut x: u64) -> u64 {

@@ -80,6 +80,16 @@ impl RunOutput {
         (self.flows_incomplete == 0 && self.flows_total > 0)
             .then(|| c.last_ack_ps - c.first_send_ps)
     }
+
+    /// Aggregate goodput: distinct payload bytes delivered over the CCT (or, if flows did
+    /// not complete, from the first send to the end of the run), in bit/s.
+    pub fn goodput_bps(&self) -> Option<f64> {
+        let c = &self.metrics.counters;
+        let span = self
+            .cct_ps()
+            .or_else(|| (c.first_send_ps < self.end_ps).then(|| self.end_ps - c.first_send_ps))?;
+        (span > 0).then(|| c.payload_bytes_delivered as f64 * 8.0 / (span as f64 * 1e-12))
+    }
 }
 
 /// What each rank sends to rank 0 at the end.
@@ -265,13 +275,25 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         }
     }
     let c = &merged.counters;
-    // Packet conservation: every packet sent was delivered, dropped, or is still held.
-    if c.data_sent != c.data_delivered + c.data_dropped + data_held
-        || c.acks_sent != c.acks_delivered + c.acks_dropped + acks_held
+    // Packet conservation: every data packet sent was delivered whole, delivered as a
+    // trimmed header, dropped, or is still held; every ACK or NACK delivered, dropped or
+    // held.
+    let data_accounted = c.data_delivered + c.headers_delivered + c.data_dropped + data_held;
+    if c.data_sent != data_accounted || c.acks_sent != c.acks_delivered + c.acks_dropped + acks_held
     {
         bail!(
-            "packet conservation violated: data sent {} != delivered {} + dropped {} + held {}; acks sent {} != delivered {} + dropped {} + held {}",
-            c.data_sent, c.data_delivered, c.data_dropped, data_held, c.acks_sent, c.acks_delivered, c.acks_dropped, acks_held
+            "packet conservation violated: data sent {} != delivered {} + trimmed headers delivered {} + dropped {} + held {}; acks sent {} != delivered {} + dropped {} + held {}",
+            c.data_sent, c.data_delivered, c.headers_delivered, c.data_dropped, data_held, c.acks_sent, c.acks_delivered, c.acks_dropped, acks_held
+        );
+    }
+    // Byte conservation: once every flow has completed, receivers got every payload byte
+    // of the workload exactly once (duplicates are counted apart).
+    let workload_bytes: u64 = (0..m.fabric.num_hosts).map(|h| m.workload.bytes_of(h)).sum();
+    if incomplete == 0 && c.payload_bytes_delivered != workload_bytes {
+        bail!(
+            "byte conservation violated: receivers got {} distinct payload bytes of a {}-byte workload",
+            c.payload_bytes_delivered,
+            workload_bytes
         );
     }
     Ok(Some(RunOutput {

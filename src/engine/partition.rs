@@ -210,7 +210,7 @@ impl Partition {
             };
             ports
                 .iter()
-                .flat_map(|p| p.queue.iter())
+                .flat_map(|p| p.packets())
                 .for_each(|pkt| count(pkt.is_data()));
         }
         for ev in self.queue.iter().chain(outbox.iter().flatten()) {
@@ -235,9 +235,13 @@ fn dispatch(m: &Model, ev: Event, node: &mut Node, sink: &mut Sink<'_>, mx: &mut
             s.on_arrive(m, t, in_port, pkt, sink, &mut mx.counters)
         }
         (What::Arrive { pkt, .. }, Node::Host(h)) => h.on_arrive(m, t, pkt, sink, mx),
-        (What::TxDone { port, .. }, Node::Switch(s)) => s.on_tx_done(m, t, port, sink),
+        (What::TxDone { port, .. }, Node::Switch(s)) => {
+            s.on_tx_done(m, t, port, sink, &mut mx.counters)
+        }
         (What::TxDone { .. }, Node::Host(h)) => h.on_tx_done(m, t, sink, mx),
-        (What::Timer { kind, gen, .. }, Node::Host(h)) => h.on_timer(m, t, kind, gen, sink, mx),
+        (What::Timer { kind, gen, arg, .. }, Node::Host(h)) => {
+            h.on_timer(m, t, kind, gen, arg, sink, mx)
+        }
         (What::Timer { kind, gen, .. }, Node::Switch(s)) => s.on_timer(t, kind, gen, sink),
     }
 }

@@ -29,6 +29,22 @@ pub struct Counters {
     pub flows_completed: u64,
     /// ACKs that acknowledged nothing new (duplicate, late, or for an unknown flow).
     pub stale_acks: u64,
+    /// Data packets cut to a header by a switch.
+    pub trims: u64,
+    /// Trimmed headers that reached their destination.
+    pub headers_delivered: u64,
+    /// NACKs sent (also counted in `acks_sent`: ACKs and NACKs share the control counters).
+    pub nacks_sent: u64,
+    /// Data packets sent again (after a NACK, a timeout or a loss found by reordering).
+    pub retransmissions: u64,
+    /// Retransmission timeouts that declared a packet lost.
+    pub timeouts: u64,
+    /// Packets declared lost by the SACK reordering rule.
+    pub reorder_losses: u64,
+    /// Whole data packets that reached a receiver already holding them.
+    pub duplicates_delivered: u64,
+    /// Payload bytes delivered to receivers for the first time (each byte once).
+    pub payload_bytes_delivered: u64,
     /// First data packet sent by any host (u64::MAX: none).
     pub first_send_ps: u64,
     /// Last ACK that completed a flow.
@@ -56,6 +72,14 @@ impl Counters {
         self.ecn_marked += o.ecn_marked;
         self.flows_completed += o.flows_completed;
         self.stale_acks += o.stale_acks;
+        self.trims += o.trims;
+        self.headers_delivered += o.headers_delivered;
+        self.nacks_sent += o.nacks_sent;
+        self.retransmissions += o.retransmissions;
+        self.timeouts += o.timeouts;
+        self.reorder_losses += o.reorder_losses;
+        self.duplicates_delivered += o.duplicates_delivered;
+        self.payload_bytes_delivered += o.payload_bytes_delivered;
         self.first_send_ps = self.first_send_ps.min(o.first_send_ps);
         self.last_ack_ps = self.last_ack_ps.max(o.last_ack_ps);
         self.last_event_ps = self.last_event_ps.max(o.last_event_ps);

@@ -17,4 +17,6 @@ pub struct PortStats {
     pub drops: u32,
     /// Packets ECN-marked (saturating).
     pub ecn_marks: u32,
+    /// Data packets cut to a header (saturating).
+    pub trims: u32,
 }

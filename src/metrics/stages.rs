@@ -13,6 +13,7 @@ pub struct StageStats {
     pub bytes_sent: u64,
     pub drops: u64,
     pub ecn_marks: u64,
+    pub trims: u64,
 }
 
 impl StageStats {
@@ -25,6 +26,7 @@ impl StageStats {
         self.bytes_sent += s.bytes_sent;
         self.drops += s.drops as u64;
         self.ecn_marks += s.ecn_marks as u64;
+        self.trims += s.trims as u64;
     }
 
     pub fn merge(&mut self, o: &StageStats) {
@@ -36,6 +38,7 @@ impl StageStats {
         self.bytes_sent += o.bytes_sent;
         self.drops += o.drops;
         self.ecn_marks += o.ecn_marks;
+        self.trims += o.trims;
     }
 
     /// Time-averaged packets queued per port over `[0, duration_ps]`.

@@ -25,6 +25,10 @@ pub enum TimerKind {
     NicWake = 0,
     /// A switch's LB policy asked to be woken (periodic state refresh, flowlet timeouts).
     SwitchLb = 1,
+    /// A flow's retransmission timer (`arg`: the flow's index at its host).
+    Rto = 2,
+    /// A flow's pacing gap is over (`arg`: the flow's index).
+    FlowPace = 3,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

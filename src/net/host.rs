@@ -1,9 +1,10 @@
 //! A host: its NIC, the senders of the flows it has started, the receivers of the flows it is
 //! receiving (when the transport or LB policy keeps per-flow receiver state), and its RNG
 //! stream. It starts its flows in order of start time, asks the transport which packet each
-//! flow sends next, ACKs every data packet it receives, and reports each flow's completion.
+//! flow sends next, answers data with ACKs (and trimmed headers with NACKs), runs each
+//! flow's timers, and reports each flow's completion.
 
-use super::event::{Scheduler, TimerKind, TimerSeq};
+use super::event::{Scheduler, TimerKind, TimerSeq, TimerSlot};
 use super::link::{finish_tx, start_tx};
 use super::nic::{Nic, Pick};
 use crate::lb::{Feedback, FlowPath};
@@ -11,9 +12,10 @@ use crate::metrics::{record_ns, Metrics};
 use crate::model::Model;
 use crate::packet::{flags, FlowId, Packet, PacketKind};
 use crate::rng::{stream, Purpose};
-use crate::time::PS_PER_NS;
+use crate::time::{NEVER_PS, PS_PER_NS};
 use crate::topology::NodeId;
-use crate::transport::{AckInfo, Receiver, Sender};
+use crate::transport::receiver::Urgent;
+use crate::transport::{AckInfo, Receiver, Sender, TransportParams};
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -25,6 +27,10 @@ struct FlowSender {
     path: FlowPath,
     /// The flow is in the NIC's round-robin (it has, or may have, a packet to send).
     in_rotation: bool,
+    /// Retransmission timer (reliable transports).
+    rto: TimerSlot,
+    /// End of the CCA's pacing gap.
+    pace: TimerSlot,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -36,10 +42,19 @@ pub struct Host {
     /// Flows this host sends (the workload's count).
     n_flows: u32,
     completed: u32,
-    /// Receiver state of incoming flows that still expect packets (only when needed).
+    /// Receiver state of incoming flows (only when needed; see `transport::receiver`).
     receivers: BTreeMap<FlowId, Receiver>,
     rng: Pcg32,
     timers: TimerSeq,
+}
+
+/// The parts of an ACK or NACK a host fills in.
+struct Reply {
+    kind: PacketKind,
+    seq: u32,
+    cumulative: u32,
+    sack: u64,
+    flags: u8,
 }
 
 impl Host {
@@ -84,30 +99,32 @@ impl Host {
     ) {
         debug_assert_eq!(pkt.dst, self.id);
         let wake = match pkt.kind {
-            PacketKind::Data => {
-                self.on_data(m, now_ps, pkt, mx);
+            PacketKind::Data if m.transport.is_reliable() => {
+                self.on_reliable_data(m, now_ps, pkt, mx);
                 true
             }
-            PacketKind::Ack => self.on_ack(m, now_ps, pkt, mx),
+            PacketKind::Data => {
+                self.on_paced_data(m, now_ps, pkt, mx);
+                true
+            }
+            PacketKind::Ack => self.on_ack(m, now_ps, pkt, out, mx),
+            PacketKind::Nack => self.on_nack(m, now_ps, pkt, out, mx),
         };
         if wake {
             self.try_send(m, now_ps, out, mx);
         }
     }
 
-    fn on_data(&mut self, m: &Model, now_ps: u64, pkt: Packet, mx: &mut Metrics) {
-        mx.counters.data_delivered += 1;
-        record_ns(&mut mx.latency_ns, (now_ps - pkt.sent_ps) / PS_PER_NS);
-        let mut path = FlowPath::RECEIVER;
-        let receiver = if m.lb.host.needs_receiver_state() {
-            let r = self.receivers.entry(pkt.flow_id()).or_default();
-            r.on_data(pkt.seq);
-            Some(r)
-        } else {
-            None
+    /// Queues an ACK or NACK for data packet `pkt` on the NIC. Reliable transports echo the
+    /// data packet's entropy value (the sender's LB feedback needs it); the paced transport
+    /// lets the host policy choose, as before.
+    fn reply(&mut self, m: &Model, pkt: &Packet, r: Reply) {
+        let mut fresh_path = FlowPath::RECEIVER;
+        let path = match self.receivers.get_mut(&pkt.flow_id()) {
+            Some(rcv) => &mut rcv.path,
+            None => &mut fresh_path,
         };
-        let path = receiver.map_or(&mut path, |r| &mut r.path);
-        let (entropy, via) = m.lb.host.next_packet(
+        let (mut entropy, via) = m.lb.host.next_packet(
             &m.fabric,
             path,
             self.id,
@@ -116,33 +133,56 @@ impl Host {
             m.lb.cfg.entropy_paths,
             &mut self.rng,
         );
-        let echo = if pkt.ecn() { flags::ECN_ECHO } else { 0 };
-        // The receiver's view of the flow when it keeps state; otherwise no cumulative
-        // information (0, and an empty SACK).
-        let state = m.lb.host.needs_receiver_state();
-        let (cumulative, sack) = match self.receivers.get(&pkt.flow_id()).filter(|_| state) {
-            Some(r) => (r.received.cumulative(), r.received.sack_above_cumulative()),
-            None => (0, 0),
-        };
+        if m.transport.is_reliable() {
+            entropy = pkt.entropy;
+        }
         self.nic.control.push_back(Packet {
-            sent_ps: sack,
+            sent_ps: r.sack,
             flow_index: pkt.flow_index,
             src: self.id,
             dst: pkt.src,
-            seq: pkt.seq,
-            ack: cumulative,
+            seq: r.seq,
+            ack: r.cumulative,
             size_bytes: m.ack_bytes,
             via,
             entropy,
-            kind: PacketKind::Ack,
-            flags: echo,
+            kind: r.kind,
+            flags: r.flags,
         });
-        if m.lb.host.needs_receiver_state() {
+    }
+
+    fn on_paced_data(&mut self, m: &Model, now_ps: u64, pkt: Packet, mx: &mut Metrics) {
+        mx.counters.data_delivered += 1;
+        mx.counters.payload_bytes_delivered += (pkt.size_bytes - m.header_bytes) as u64;
+        record_ns(&mut mx.latency_ns, (now_ps - pkt.sent_ps) / PS_PER_NS);
+        let keep = m.lb.host.needs_receiver_state();
+        if keep {
+            self.receivers
+                .entry(pkt.flow_id())
+                .or_default()
+                .on_data(pkt.seq);
+        }
+        // The receiver's view of the flow when it keeps state; otherwise no cumulative
+        // information (0, and an empty SACK).
+        let (cumulative, sack) = match self.receivers.get(&pkt.flow_id()).filter(|_| keep) {
+            Some(r) => (r.received.cumulative(), r.received.sack_above_cumulative()),
+            None => (0, 0),
+        };
+        let echo = if pkt.ecn() { flags::ECN_ECHO } else { 0 };
+        let reply = Reply {
+            kind: PacketKind::Ack,
+            seq: pkt.seq,
+            cumulative,
+            sack,
+            flags: echo,
+        };
+        self.reply(m, &pkt, reply);
+        if keep {
             self.forget_finished_receiver(m, pkt.flow_id());
         }
     }
 
-    /// Drops a receiver's state once every packet of its flow has arrived.
+    /// Drops a receiver's state once every packet of its flow has arrived (paced transport).
     fn forget_finished_receiver(&mut self, m: &Model, id: FlowId) {
         let packets = m.packets_for(m.workload.flow_by_id(id).bytes);
         if self
@@ -154,8 +194,65 @@ impl Host {
         }
     }
 
+    /// A data packet or trimmed header of a reliable flow: record it, and ACK (coalesced) or
+    /// NACK.
+    fn on_reliable_data(&mut self, m: &Model, now_ps: u64, pkt: Packet, mx: &mut Metrics) {
+        let TransportParams::Reliable {
+            ack_coalesce_bytes, ..
+        } = m.transport
+        else {
+            unreachable!("reliable data under the paced transport")
+        };
+        let c = &mut mx.counters;
+        let echo = if pkt.ecn() { flags::ECN_ECHO } else { 0 };
+        let rcv = self.receivers.entry(pkt.flow_id()).or_default();
+        let kind = if pkt.is_trimmed() {
+            c.headers_delivered += 1;
+            if rcv.received.contains(pkt.seq) {
+                PacketKind::Ack
+            } else {
+                c.nacks_sent += 1;
+                PacketKind::Nack
+            }
+        } else {
+            c.data_delivered += 1;
+            record_ns(&mut mx.latency_ns, (now_ps - pkt.sent_ps) / PS_PER_NS);
+            let payload = (pkt.size_bytes - m.header_bytes) as u64;
+            let packets = m.packets_for(m.workload.flow_by_id(pkt.flow_id()).bytes);
+            let urgent = Urgent {
+                ecn: pkt.ecn(),
+                ack_req: pkt.flags & flags::ACK_REQ != 0,
+            };
+            let v = rcv.on_reliable_data(pkt.seq, packets, payload, urgent, ack_coalesce_bytes);
+            if v.fresh {
+                c.payload_bytes_delivered += payload;
+            } else {
+                c.duplicates_delivered += 1;
+            }
+            if !v.ack_now {
+                return;
+            }
+            PacketKind::Ack
+        };
+        let reply = Reply {
+            kind,
+            seq: pkt.seq,
+            cumulative: rcv.received.cumulative(),
+            sack: rcv.received.sack_above_cumulative(),
+            flags: echo | (pkt.flags & flags::LAST_HOP),
+        };
+        self.reply(m, &pkt, reply);
+    }
+
     /// Handles an ACK; returns whether a flow the transport had held back may send again.
-    fn on_ack(&mut self, m: &Model, now_ps: u64, pkt: Packet, mx: &mut Metrics) -> bool {
+    fn on_ack<S: Scheduler>(
+        &mut self,
+        m: &Model,
+        now_ps: u64,
+        pkt: Packet,
+        out: &mut S,
+        mx: &mut Metrics,
+    ) -> bool {
         let c = &mut mx.counters;
         c.acks_delivered += 1;
         let i = pkt.flow_index;
@@ -170,22 +267,70 @@ impl Host {
             ecn_echo: pkt.flags & flags::ECN_ECHO != 0,
             entropy: pkt.entropy,
         };
-        let outcome = f.sender.on_ack(&info, now_ps);
-        c.stale_acks += outcome.stale as u64;
+        let was_complete = f.sender.is_complete();
+        let newly = match &mut f.sender {
+            Sender::Paced(s) => s.on_ack(&info, now_ps).newly_acked,
+            Sender::Reliable(s) => {
+                let e = s.on_ack(&info, now_ps);
+                c.reorder_losses += e.reorder_losses as u64;
+                e.newly_acked
+            }
+        };
+        c.stale_acks += (newly == 0) as u64;
         let what = if info.ecn_echo {
             Feedback::Ecn
         } else {
             Feedback::Delivered
         };
         m.lb.host.feedback(&mut f.path, info.entropy, what);
-        if outcome.completed {
-            let start = m.workload.flow(self.id, pkt.flow_index).start_ps;
+        if !was_complete && f.sender.is_complete() {
+            let start = m.workload.flow(self.id, i).start_ps;
             record_ns(&mut mx.fct_ns, (now_ps - start) / PS_PER_NS);
             c.flows_completed += 1;
             c.last_ack_ps = c.last_ack_ps.max(now_ps);
             self.completed += 1;
         }
-        let readmit = f.sender.has_data() && !f.in_rotation;
+        self.after_progress(i, out)
+    }
+
+    /// A NACK: the trimmed packet is queued for retransmission.
+    fn on_nack<S: Scheduler>(
+        &mut self,
+        m: &Model,
+        now_ps: u64,
+        pkt: Packet,
+        out: &mut S,
+        mx: &mut Metrics,
+    ) -> bool {
+        let c = &mut mx.counters;
+        c.acks_delivered += 1;
+        let i = pkt.flow_index;
+        let last_hop = pkt.flags & flags::LAST_HOP != 0;
+        let fresh = match self.flows.get_mut(i as usize).map(|f| &mut f.sender) {
+            Some(Sender::Reliable(s)) => s.on_nack(pkt.seq, last_hop, now_ps),
+            _ => false,
+        };
+        if !fresh {
+            c.stale_acks += 1;
+            return false;
+        }
+        // A last-hop trim means incast, not a bad path (ALGORITHMS.md C4).
+        let what = match (last_hop, pkt.flags & flags::ECN_ECHO != 0) {
+            (false, _) => Feedback::Nack,
+            (true, true) => Feedback::Ecn,
+            (true, false) => Feedback::Delivered,
+        };
+        let f = &mut self.flows[i as usize];
+        m.lb.host.feedback(&mut f.path, pkt.entropy, what);
+        self.after_progress(i, out)
+    }
+
+    /// After an ACK, NACK or timeout of flow `i`: re-arms its timer and puts it back in the
+    /// NIC's rotation if it may send; returns whether it was re-admitted.
+    fn after_progress<S: Scheduler>(&mut self, i: u32, out: &mut S) -> bool {
+        let f = &mut self.flows[i as usize];
+        arm_rto(&mut self.timers, self.id, i, f, out);
+        let readmit = f.sender.has_data() && !f.in_rotation && f.pace.at_ps == NEVER_PS;
         if readmit {
             f.in_rotation = true;
             self.nic.active.push_back(i);
@@ -200,33 +345,60 @@ impl Host {
         out: &mut S,
         mx: &mut Metrics,
     ) {
-        finish_tx(m, self.id, 0, &mut self.nic.port, now_ps, out);
+        finish_tx(m, self.id, 0, &mut self.nic.port, now_ps, out, |_, _| {});
         self.try_send(m, now_ps, out, mx);
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub fn on_timer<S: Scheduler>(
         &mut self,
         m: &Model,
         now_ps: u64,
         kind: TimerKind,
         gen: u32,
+        arg: u64,
         out: &mut S,
         mx: &mut Metrics,
     ) {
+        let flow = self.flows.get_mut(arg as usize);
         match kind {
             TimerKind::NicWake if self.nic.wake.fires(gen) => {
                 self.nic.wake.clear();
-                self.try_send(m, now_ps, out, mx);
             }
-            TimerKind::NicWake => {} // superseded by an earlier wake-up
+            TimerKind::Rto => {
+                let f = flow.expect("timers belong to started flows");
+                if !f.rto.fires(gen) {
+                    return;
+                }
+                f.rto.clear();
+                let Sender::Reliable(s) = &mut f.sender else {
+                    unreachable!("only reliable flows arm timers")
+                };
+                let expired = s.on_timeout(now_ps);
+                mx.counters.timeouts += expired.len() as u64;
+                for (_, entropy) in expired {
+                    m.lb.host.feedback(&mut f.path, entropy, Feedback::Timeout);
+                }
+                self.after_progress(arg as u32, out);
+            }
+            TimerKind::FlowPace => {
+                let f = flow.expect("timers belong to started flows");
+                if !f.pace.fires(gen) {
+                    return;
+                }
+                f.pace.clear();
+                self.after_progress(arg as u32, out);
+            }
+            TimerKind::NicWake => return, // superseded by an earlier wake-up
             TimerKind::SwitchLb => unreachable!("host {} has no switch LB", self.id),
         }
+        self.try_send(m, now_ps, out, mx);
     }
 
     /// Wakes the NIC at `at_ps` unless it already wakes between now and then.
     fn set_wake<S: Scheduler>(&mut self, at_ps: u64, out: &mut S) {
         let w = &self.nic.wake;
-        if w.at_ps != crate::time::NEVER_PS && w.at_ps <= at_ps {
+        if w.at_ps != NEVER_PS && w.at_ps <= at_ps {
             return;
         }
         let (id, slot) = (self.id, &mut self.nic.wake);
@@ -248,10 +420,15 @@ impl Host {
                 self.id
             );
             let path = m.lb.host.start_flow(m.lb.cfg.entropy_paths, &mut self.rng);
+            let full = m.payload_bytes + m.header_bytes;
+            let last = m.data_size(f.bytes, packets as u32 - 1);
+            let env = m.cc_env(self.id, f.dst);
             self.flows.push(FlowSender {
-                sender: Sender::new(&m.transport, packets as u32),
+                sender: Sender::new(&m.transport, packets as u32, full, last, &env),
                 path,
                 in_rotation: true,
+                rto: TimerSlot::default(),
+                pace: TimerSlot::default(),
             });
             self.nic.active.push_back(i);
         }
@@ -271,7 +448,7 @@ impl Host {
                     break self.nic.control.pop_front().expect("picked control");
                 }
                 Some(Pick::Data) => {
-                    if let Some(p) = self.next_data(m, now_ps, mx) {
+                    if let Some(p) = self.next_data(m, now_ps, out, mx) {
                         break p;
                     }
                 }
@@ -302,12 +479,26 @@ impl Host {
     }
 
     /// The next data packet of the first active flow, or `None` if its transport holds it
-    /// back (the flow leaves the rotation until an acknowledgement re-admits it).
-    fn next_data(&mut self, m: &Model, now_ps: u64, mx: &mut Metrics) -> Option<Packet> {
+    /// back (the flow leaves the rotation until an acknowledgement, a timer or the end of
+    /// its pacing gap re-admits it).
+    fn next_data<S: Scheduler>(
+        &mut self,
+        m: &Model,
+        now_ps: u64,
+        out: &mut S,
+        mx: &mut Metrics,
+    ) -> Option<Packet> {
         let i = self.nic.active.pop_front().expect("picked data");
+        let begin = self.nic.start_time(now_ps);
         let f = &mut self.flows[i as usize];
-        let Some(seq) = f.sender.next_seq(now_ps) else {
+        let Some(send) = f.sender.next_seq(begin) else {
             f.in_rotation = false;
+            if let Sender::Reliable(s) = &f.sender {
+                if let Some(at) = s.pacing_wait_until(begin) {
+                    self.timers
+                        .set(&mut f.pace, self.id, TimerKind::FlowPace, i as u64, at, out);
+                }
+            }
             return None;
         };
         if f.sender.has_data() {
@@ -325,22 +516,48 @@ impl Host {
             m.lb.cfg.entropy_paths,
             &mut self.rng,
         );
-        let begin = self.nic.start_time(now_ps);
+        if let Sender::Reliable(s) = &mut f.sender {
+            s.set_entropy(send.seq, entropy);
+        }
+        arm_rto(&mut self.timers, self.id, i, f, out);
         let c = &mut mx.counters;
         c.data_sent += 1;
+        c.retransmissions += send.retransmission as u64;
         c.first_send_ps = c.first_send_ps.min(begin);
         Some(Packet {
             sent_ps: begin,
             flow_index: i,
             src: self.id,
             dst: flow.dst,
-            seq,
+            seq: send.seq,
             ack: 0,
-            size_bytes: m.data_size(flow.bytes, seq),
+            size_bytes: m.data_size(flow.bytes, send.seq),
             via,
             entropy,
             kind: PacketKind::Data,
-            flags: 0,
+            flags: if send.ack_req { flags::ACK_REQ } else { 0 },
         })
+    }
+}
+
+/// Arms flow `i`'s retransmission timer for its oldest outstanding packet, unless it is set
+/// to fire no later (a timer that fires early finds nothing due and re-arms: cheaper than
+/// re-arming on every ACK).
+fn arm_rto<S: Scheduler>(
+    timers: &mut TimerSeq,
+    host: NodeId,
+    i: u32,
+    f: &mut FlowSender,
+    out: &mut S,
+) {
+    let Sender::Reliable(s) = &mut f.sender else {
+        return;
+    };
+    match s.rto_deadline_ps() {
+        Some(due) if f.rto.at_ps == NEVER_PS || due < f.rto.at_ps => {
+            timers.set(&mut f.rto, host, TimerKind::Rto, i as u64, due, out);
+        }
+        None if f.rto.at_ps != NEVER_PS => f.rto.clear(),
+        _ => {}
     }
 }

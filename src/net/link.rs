@@ -10,6 +10,7 @@
 use super::event::{Event, Scheduler};
 use super::Port;
 use crate::model::Model;
+use crate::packet::Packet;
 use crate::topology::NodeId;
 
 /// Starts transmitting the head of `port` (which must be idle and non-empty) as soon as the
@@ -23,19 +24,18 @@ pub(crate) fn start_tx<S: Scheduler>(
     now_ps: u64,
     out: &mut S,
 ) -> u64 {
-    debug_assert!(!port.busy);
-    let head = port.queue.front().expect("start_tx on an empty port");
+    let size = port.begin_service().size_bytes;
     let link = m.fabric.link(node, p);
     let begin = now_ps.max(port.free_at_ps);
-    let last_bit = begin + link.serialization_ps(head.size_bytes as u64);
+    let last_bit = begin + link.serialization_ps(size as u64);
     port.free_at_ps = last_bit + link.serialization_ps(m.interframe_bytes as u64);
-    port.busy = true;
     out.schedule(Event::tx_done(last_bit, m.fabric.port_id(node, p), node, p));
     begin
 }
 
-/// Ends the head packet's transmission (its last bit is out), sends it over the link, and
-/// starts the next one.
+/// Ends the transmission of the packet on the wire (its last bit is out), lets `dequeued`
+/// see it as it leaves (ECN marking on dequeue; it gets the port after removal), sends it
+/// over the link, and starts the next one.
 #[inline]
 pub(crate) fn finish_tx<S: Scheduler>(
     m: &Model,
@@ -44,17 +44,13 @@ pub(crate) fn finish_tx<S: Scheduler>(
     port: &mut Port,
     now_ps: u64,
     out: &mut S,
+    dequeued: impl FnOnce(&mut Packet, &mut Port),
 ) {
-    debug_assert!(port.busy);
     let link = m.fabric.link(node, p);
-    let size = port
-        .queue
-        .front()
-        .expect("finish_tx on an empty port")
-        .size_bytes;
+    let size = port.on_wire().size_bytes;
     let wire = link.serialization_ps(size as u64 + m.interframe_bytes as u64);
-    let pkt = port.pop(now_ps, wire);
-    port.busy = false;
+    let mut pkt = port.pop(now_ps, wire);
+    dequeued(&mut pkt, port);
     let (peer, peer_port) = m.fabric.peer(node, p, now_ps);
     let mut at = now_ps + link.latency_ps;
     if !m.fabric.is_host(peer) {
@@ -62,7 +58,7 @@ pub(crate) fn finish_tx<S: Scheduler>(
     }
     let link_id = m.fabric.port_id(node, p);
     out.schedule(Event::arrive(at, link_id, peer, peer_port, pkt));
-    if !port.queue.is_empty() {
+    if !port.is_empty() {
         start_tx(m, node, p, port, now_ps, out);
     }
 }

@@ -1,51 +1,127 @@
-//! An output port: FIFO queue, serializer and the statistics of both. The packet at the head
-//! is the one being transmitted; queue occupancy counts it until its last bit has left (as
-//! htsim's queues do), so `max_bytes` is the buffer the port really needed. What may enter
-//! the queue is decided by the port's [`super::qdisc::QueueDiscipline`].
+//! An output port: a FIFO queue, an optional strict-priority control queue, a serializer, and
+//! the statistics of all three. The packet at the head of the queue being served is the one
+//! on the wire; occupancy counts it until its last bit has left (as htsim's queues do), so
+//! `max_bytes` is the buffer the port really needed. What may enter which queue is decided
+//! by the port's [`super::qdisc::QueueDiscipline`]; without trimming everything uses the FIFO
+//! and the control queue stays empty.
 
 use crate::metrics::PortStats;
 use crate::packet::Packet;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-/// 128 bytes: every field is touched per packet.
 #[derive(Default, Serialize, Deserialize)]
 pub struct Port {
     pub stats: PortStats,
+    /// The FIFO: data packets (and, without a priority queue, everything).
     pub queue: VecDeque<Packet>,
+    /// Bytes in both queues, the packet on the wire included.
     pub queued_bytes: u64,
     /// End of the inter-frame gap after the last transmission: the next frame starts no
     /// earlier.
     pub free_at_ps: u64,
+    /// Strict-priority queue of control packets (ACKs, NACKs, trimmed headers).
+    pub ctrl: VecDeque<Packet>,
+    /// Bytes in `ctrl`.
+    pub ctrl_bytes: u64,
     /// True while a transmission is scheduled (its `TxDone` event is pending).
     pub busy: bool,
+    /// The packet on the wire is the head of `ctrl` (else of `queue`).
+    serving_ctrl: bool,
 }
 
 impl Port {
     #[inline]
     fn account(&mut self, now_ps: u64) {
         let s = &mut self.stats;
-        s.pkt_ps_integral += self.queue.len() as u128 * (now_ps - s.last_change_ps) as u128;
+        let held = (self.queue.len() + self.ctrl.len()) as u128;
+        s.pkt_ps_integral += held * (now_ps - s.last_change_ps) as u128;
         s.last_change_ps = now_ps;
     }
 
-    /// Appends `pkt` (admission was decided by the queue discipline).
+    #[inline]
+    fn grew(&mut self) {
+        let s = &mut self.stats;
+        s.max_bytes = s.max_bytes.max(self.queued_bytes);
+        s.max_pkts = s.max_pkts.max((self.queue.len() + self.ctrl.len()) as u32);
+    }
+
+    /// Bytes in the FIFO (the data buffer the discipline limits).
+    #[inline]
+    pub fn fifo_bytes(&self) -> u64 {
+        self.queued_bytes - self.ctrl_bytes
+    }
+
+    /// Appends `pkt` to the FIFO (admission was decided by the queue discipline).
     #[inline]
     pub fn push(&mut self, pkt: Packet, now_ps: u64) {
         self.account(now_ps);
         self.queued_bytes += pkt.size_bytes as u64;
         self.queue.push_back(pkt);
-        let s = &mut self.stats;
-        s.max_bytes = s.max_bytes.max(self.queued_bytes);
-        s.max_pkts = s.max_pkts.max(self.queue.len() as u32);
+        self.grew();
     }
 
-    /// Removes the head packet once its last bit has left; `wire_ps` is the time it held the
-    /// wire, inter-frame gap included.
+    /// Appends `pkt` to the control queue.
+    pub fn push_ctrl(&mut self, pkt: Packet, now_ps: u64) {
+        self.account(now_ps);
+        self.queued_bytes += pkt.size_bytes as u64;
+        self.ctrl_bytes += pkt.size_bytes as u64;
+        self.ctrl.push_back(pkt);
+        self.grew();
+    }
+
+    /// Removes the FIFO's last packet if it is not the one on the wire (trimming evicts it).
+    pub fn evict_fifo_tail(&mut self, now_ps: u64) -> Option<Packet> {
+        let on_wire = self.busy && !self.serving_ctrl && self.queue.len() == 1;
+        if self.queue.is_empty() || on_wire {
+            return None;
+        }
+        self.account(now_ps);
+        let pkt = self.queue.pop_back().expect("non-empty");
+        self.queued_bytes -= pkt.size_bytes as u64;
+        Some(pkt)
+    }
+
+    /// Chooses the next packet to serve (control first) and returns it; the port must be
+    /// idle and hold a packet.
+    #[inline]
+    pub fn begin_service(&mut self) -> &Packet {
+        debug_assert!(!self.busy);
+        self.serving_ctrl = !self.ctrl.is_empty();
+        self.busy = true;
+        let head = if self.serving_ctrl {
+            self.ctrl.front()
+        } else {
+            self.queue.front()
+        };
+        head.expect("service from an empty port")
+    }
+
+    /// The packet on the wire.
+    #[inline]
+    pub fn on_wire(&self) -> &Packet {
+        debug_assert!(self.busy);
+        let head = if self.serving_ctrl {
+            self.ctrl.front()
+        } else {
+            self.queue.front()
+        };
+        head.expect("a busy port holds its packet")
+    }
+
+    /// Removes the packet on the wire once its last bit has left; `wire_ps` is the time it
+    /// held the wire, inter-frame gap included.
     #[inline]
     pub fn pop(&mut self, now_ps: u64, wire_ps: u64) -> Packet {
         self.account(now_ps);
-        let pkt = self.queue.pop_front().expect("pop from an empty port");
+        let pkt = if self.serving_ctrl {
+            let p = self.ctrl.pop_front().expect("pop from an empty port");
+            self.ctrl_bytes -= p.size_bytes as u64;
+            p
+        } else {
+            self.queue.pop_front().expect("pop from an empty port")
+        };
+        self.busy = false;
         self.queued_bytes -= pkt.size_bytes as u64;
         let s = &mut self.stats;
         s.busy_ps += wire_ps;
@@ -53,10 +129,46 @@ impl Port {
         pkt
     }
 
+    /// Whether a packet waits (or is on the wire).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty() && self.ctrl.is_empty()
+    }
+
+    /// Every packet the port holds.
+    pub fn packets(&self) -> impl Iterator<Item = &Packet> {
+        self.queue.iter().chain(self.ctrl.iter())
+    }
+
     /// Closes the time integral at the end of the run.
     pub fn finish(&mut self, end_ps: u64) {
         if end_ps > self.stats.last_change_ps {
             self.account(end_ps);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{test_packet, PacketKind};
+
+    #[test]
+    fn control_is_served_first_but_never_preempts_the_packet_on_the_wire() {
+        let mut port = Port::default();
+        port.push(test_packet(PacketKind::Data, 1000), 0);
+        assert_eq!(port.begin_service().size_bytes, 1000);
+        port.push(test_packet(PacketKind::Data, 900), 1);
+        port.push_ctrl(test_packet(PacketKind::Ack, 64), 2);
+        assert_eq!(port.fifo_bytes(), 1900);
+        // The tail may be evicted, not the packet on the wire.
+        assert_eq!(port.evict_fifo_tail(3).map(|p| p.size_bytes), Some(900));
+        assert_eq!(port.evict_fifo_tail(3), None);
+        assert_eq!(port.pop(4, 10).size_bytes, 1000);
+        port.push(test_packet(PacketKind::Data, 800), 5);
+        assert_eq!(port.begin_service().size_bytes, 64, "control first");
+        assert_eq!(port.pop(6, 10).size_bytes, 64);
+        assert_eq!(port.begin_service().size_bytes, 800);
+        assert_eq!((port.queued_bytes, port.ctrl_bytes), (800, 0));
     }
 }

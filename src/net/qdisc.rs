@@ -1,107 +1,272 @@
 //! Queue discipline of switch output ports: the one place that decides whether a packet may
-//! enter a port's queue and what it is marked with. Today: drop-tail on a byte limit and ECN
-//! step marking; trimming to a header with a priority class for control packets and ECN ramps
-//! belong here too.
+//! enter a port, which queue it joins, and what it is marked with (ALGORITHMS.md C1, C3):
+//! - the FIFO holds data up to `buffer_bytes`; a data packet that does not fit is dropped, or
+//!   with trimming cut to a header that joins the strict-priority control queue (UEC htsim's
+//!   composite queue; optionally a coin flip trims the FIFO's last packet instead);
+//! - with a priority queue, ACKs, NACKs and trimmed headers join it (capped at
+//!   `ctrl_buffer_bytes`); without one they share the FIFO and its limit;
+//! - ECN: a step threshold judged at enqueue (DCTCP), or a ramp judged at dequeue on the FIFO
+//!   left behind (UEC htsim `decide_ECN`); only whole data packets are marked.
+//!
+//! The discipline's parameters are defined with the model (they are scenario values in
+//! simulator units, below this layer); its behaviour is here.
 
 use super::Port;
-use crate::model::Model;
+pub use crate::model::{EcnRule, Overflow, QueueDiscipline};
 use crate::packet::{flags, Packet};
-use serde::{Deserialize, Serialize};
-
-/// How ECN marks are decided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum EcnRule {
-    Off,
-    /// Mark a data packet arriving at a port that already holds at least this many bytes
-    /// (DCTCP style, on enqueue).
-    Step {
-        threshold_bytes: u64,
-    },
-}
-
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub struct QueueDiscipline {
-    /// Per-port byte limit (`u64::MAX`: unlimited).
-    pub buffer_bytes: u64,
-    pub ecn: EcnRule,
-}
+use rand::Rng;
+use rand_pcg::Pcg32;
 
 /// What happened to a packet offered to a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Admission {
-    Enqueued { marked: bool },
+    Enqueued {
+        marked: bool,
+    },
+    /// A data packet (the arriving one, or the FIFO's last) was cut to a header, which joined
+    /// the control queue; the arriving packet is in the port either way.
+    Trimmed,
     Dropped,
 }
 
 impl QueueDiscipline {
-    /// The scenario's switch ports (the same on every switch today; per-switch settings fit
-    /// here, since each switch keeps its own).
-    pub fn switch_ports(m: &Model) -> QueueDiscipline {
-        QueueDiscipline {
-            buffer_bytes: m.buffer_bytes,
-            ecn: EcnRule::Step {
-                threshold_bytes: m.ecn_threshold_bytes,
-            },
-        }
+    pub fn is_trimming(&self) -> bool {
+        matches!(self.overflow, Overflow::Trim { .. })
     }
 
-    /// Offers `pkt` to `port`: drops it if it would exceed the buffer, else marks (data only,
-    /// never a packet that is then dropped) and enqueues it. Updates the port's counters.
+    /// Offers `pkt` to `port`: decides its queue, trims, drops or marks it, enqueues, and
+    /// updates the port's counters. `last_hop`: the port leads to a host (recorded on
+    /// trimmed headers). `rng` is the switch's queue stream (coin flips).
     #[inline]
-    pub fn admit(&self, port: &mut Port, mut pkt: Packet, now_ps: u64) -> Admission {
-        if port.queued_bytes + pkt.size_bytes as u64 > self.buffer_bytes {
-            port.stats.drops = port.stats.drops.saturating_add(1);
-            return Admission::Dropped;
+    pub fn admit(
+        &self,
+        port: &mut Port,
+        mut pkt: Packet,
+        now_ps: u64,
+        last_hop: bool,
+        rng: &mut Pcg32,
+    ) -> Admission {
+        if self.priority_control && pkt.is_control() {
+            return self.admit_ctrl(port, pkt, now_ps);
+        }
+        let size = pkt.size_bytes as u64;
+        if port.fifo_bytes() + size > self.buffer_bytes {
+            return self.overflow(port, pkt, now_ps, last_hop, rng);
         }
         let marked = match self.ecn {
             EcnRule::Step { threshold_bytes } => {
-                pkt.is_data() && !pkt.ecn() && port.queued_bytes >= threshold_bytes
+                pkt.is_data()
+                    && !pkt.is_trimmed()
+                    && !pkt.ecn()
+                    && port.fifo_bytes() >= threshold_bytes
             }
-            EcnRule::Off => false,
+            EcnRule::Off | EcnRule::Ramp { .. } => false,
         };
         if marked {
-            pkt.flags |= flags::ECN_CE;
-            port.stats.ecn_marks = port.stats.ecn_marks.saturating_add(1);
+            mark(&mut pkt, port);
         }
         port.push(pkt, now_ps);
         Admission::Enqueued { marked }
     }
+
+    fn admit_ctrl(&self, port: &mut Port, pkt: Packet, now_ps: u64) -> Admission {
+        if port.ctrl_bytes + pkt.size_bytes as u64 > self.ctrl_buffer_bytes {
+            port.stats.drops = port.stats.drops.saturating_add(1);
+            return Admission::Dropped;
+        }
+        port.push_ctrl(pkt, now_ps);
+        Admission::Enqueued { marked: false }
+    }
+
+    #[cold]
+    fn overflow(
+        &self,
+        port: &mut Port,
+        pkt: Packet,
+        now_ps: u64,
+        last_hop: bool,
+        rng: &mut Pcg32,
+    ) -> Admission {
+        let Overflow::Trim {
+            trim_bytes,
+            evict_queued,
+        } = self.overflow
+        else {
+            port.stats.drops = port.stats.drops.saturating_add(1);
+            return Admission::Dropped;
+        };
+        let trim = |mut p: Packet| {
+            p.size_bytes = trim_bytes.min(p.size_bytes);
+            p.flags |= flags::TRIMMED | if last_hop { flags::LAST_HOP } else { 0 };
+            p
+        };
+        if !pkt.is_data() || pkt.is_trimmed() {
+            // Without a priority queue there is no room for control packets: drop.
+            port.stats.drops = port.stats.drops.saturating_add(1);
+            return Admission::Dropped;
+        }
+        port.stats.trims = port.stats.trims.saturating_add(1);
+        if evict_queued && rng.gen_bool(0.5) {
+            let tail_fits = port.queue.back().is_some_and(|t| {
+                port.fifo_bytes() - t.size_bytes as u64 + pkt.size_bytes as u64 <= self.buffer_bytes
+            });
+            if tail_fits {
+                if let Some(victim) = port.evict_fifo_tail(now_ps) {
+                    port.push_ctrl(trim(victim), now_ps);
+                    port.push(pkt, now_ps);
+                    return Admission::Trimmed;
+                }
+            }
+        }
+        port.push_ctrl(trim(pkt), now_ps);
+        Admission::Trimmed
+    }
+
+    /// ECN on dequeue (the ramp): marks `pkt`, which has just left `port`'s FIFO, and
+    /// returns whether it did.
+    #[inline]
+    pub fn dequeued(&self, pkt: &mut Packet, port: &mut Port, rng: &mut Pcg32) -> bool {
+        let EcnRule::Ramp {
+            min_bytes,
+            max_bytes,
+        } = self.ecn
+        else {
+            return false;
+        };
+        if !pkt.is_data() || pkt.is_trimmed() || pkt.ecn() {
+            return false;
+        }
+        let q = port.fifo_bytes();
+        let marked = q > max_bytes
+            || (q > min_bytes
+                && rng.gen_bool((q - min_bytes) as f64 / (max_bytes - min_bytes) as f64));
+        if marked {
+            mark(pkt, port);
+        }
+        marked
+    }
+}
+
+#[inline]
+fn mark(pkt: &mut Packet, port: &mut Port) {
+    pkt.flags |= flags::ECN_CE;
+    port.stats.ecn_marks = port.stats.ecn_marks.saturating_add(1);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::PacketKind;
-
     use crate::packet::test_packet as pkt;
+    use crate::packet::PacketKind;
+    use rand::SeedableRng;
+
+    fn qd(buffer_bytes: u64, ecn: EcnRule, overflow: Overflow) -> QueueDiscipline {
+        QueueDiscipline {
+            buffer_bytes,
+            ecn,
+            overflow,
+            priority_control: matches!(overflow, Overflow::Trim { .. }),
+            ctrl_buffer_bytes: u64::MAX,
+        }
+    }
 
     #[test]
     fn drop_tail_and_step_marking() {
-        let q = QueueDiscipline {
-            buffer_bytes: 300,
-            ecn: EcnRule::Step {
+        let q = qd(
+            300,
+            EcnRule::Step {
                 threshold_bytes: 100,
             },
-        };
+            Overflow::Drop,
+        );
+        let mut rng = Pcg32::seed_from_u64(1);
         let mut port = Port::default();
         let data = pkt(PacketKind::Data, 100);
+        let mut admit = |port: &mut Port, p, t| q.admit(port, p, t, false, &mut rng);
         assert_eq!(
-            q.admit(&mut port, data, 0),
+            admit(&mut port, data, 0),
             Admission::Enqueued { marked: false }
         );
         // 100 queued >= threshold: data marked, ACKs never.
         assert_eq!(
-            q.admit(&mut port, data, 1),
+            admit(&mut port, data, 1),
             Admission::Enqueued { marked: true }
         );
         assert_eq!(
-            q.admit(&mut port, pkt(PacketKind::Ack, 64), 2),
+            admit(&mut port, pkt(PacketKind::Ack, 64), 2),
             Admission::Enqueued { marked: false }
         );
         // 264 + 100 > 300: dropped, not counted as marked.
-        assert_eq!(q.admit(&mut port, data, 3), Admission::Dropped);
+        assert_eq!(admit(&mut port, data, 3), Admission::Dropped);
         assert_eq!((port.stats.drops, port.stats.ecn_marks), (1, 1));
         assert!(port.queue[1].ecn() && !port.queue[0].ecn());
         assert_eq!(port.queued_bytes, 264);
+    }
+
+    #[test]
+    fn every_overflowing_packet_becomes_one_header_and_the_fifo_never_exceeds_its_limit() {
+        let mut rng = Pcg32::seed_from_u64(2);
+        for evict_queued in [false, true] {
+            let trim = Overflow::Trim {
+                trim_bytes: 64,
+                evict_queued,
+            };
+            let q = qd(1000, EcnRule::Off, trim);
+            let mut port = Port::default();
+            let mut trimmed = 0;
+            for (i, seq) in (0..50u32).enumerate() {
+                let mut p = pkt(PacketKind::Data, 300);
+                p.seq = seq;
+                if q.admit(&mut port, p, i as u64, i % 2 == 0, &mut rng) == Admission::Trimmed {
+                    trimmed += 1;
+                }
+                assert!(port.fifo_bytes() <= 1000);
+            }
+            // 3 whole packets fit; every later arrival trims exactly one packet.
+            assert_eq!((trimmed, port.ctrl.len(), port.queue.len()), (47, 47, 3));
+            assert_eq!(port.stats.trims, 47);
+            assert!(port
+                .ctrl
+                .iter()
+                .all(|h| h.is_trimmed() && h.size_bytes == 64));
+            let evicted = port.queue.iter().filter(|p| p.seq > 2).count();
+            assert_eq!(evicted > 0, evict_queued, "the coin evicts queued packets");
+            // Headers are served before any queued data.
+            assert!(port.begin_service().is_trimmed());
+        }
+    }
+
+    #[test]
+    fn a_ramp_marks_on_dequeue_with_probability_linear_in_the_queue_left() {
+        let q = qd(
+            u64::MAX,
+            EcnRule::Ramp {
+                min_bytes: 1000,
+                max_bytes: 3000,
+            },
+            Overflow::Drop,
+        );
+        let mut rng = Pcg32::seed_from_u64(3);
+        let marks_at = |fifo: u64, rng: &mut Pcg32| {
+            let mut port = Port::default();
+            port.push(pkt(PacketKind::Data, fifo as u32), 0);
+            (0..10_000)
+                .filter(|_| {
+                    let mut p = pkt(PacketKind::Data, 100);
+                    q.dequeued(&mut p, &mut port, rng)
+                })
+                .count()
+        };
+        assert_eq!(marks_at(1000, &mut rng), 0);
+        assert_eq!(marks_at(3001, &mut rng), 10_000);
+        let mid = marks_at(2000, &mut rng) as f64 / 10_000.0;
+        assert!((mid - 0.5).abs() < 0.02, "midpoint rate {mid}");
+        let mut ack = pkt(PacketKind::Ack, 64);
+        let mut port = Port::default();
+        port.push(pkt(PacketKind::Data, 5000), 0);
+        assert!(
+            !q.dequeued(&mut ack, &mut port, &mut rng),
+            "ACKs are never marked"
+        );
     }
 }

@@ -23,6 +23,9 @@ pub struct Switch {
     pub(crate) lb: SwitchLb,
     qdisc: QueueDiscipline,
     rng: Pcg32,
+    /// The queue discipline's stream (ECN ramp, trimming coin), apart from the LB's so that
+    /// turning either on does not change the other's draws.
+    queue_rng: Pcg32,
     salt: u32,
     timers: TimerSeq,
     /// The LB policy's timer.
@@ -51,8 +54,9 @@ impl Switch {
             id,
             ports,
             lb,
-            qdisc: QueueDiscipline::switch_ports(m),
+            qdisc: m.qdisc,
             rng,
+            queue_rng: stream(m.seed, id as u64, Purpose::Queue),
             salt,
             timers: TimerSeq::default(),
             lb_timer: TimerSlot::default(),
@@ -77,7 +81,9 @@ impl Switch {
                 }
             }
             TimerKind::SwitchLb => {} // re-armed or cancelled since
-            TimerKind::NicWake => unreachable!("switch {} has no NIC", self.id),
+            TimerKind::NicWake | TimerKind::Rto | TimerKind::FlowPace => {
+                unreachable!("switch {} has no NIC or flows", self.id)
+            }
         }
     }
 
@@ -107,20 +113,35 @@ impl Switch {
             }),
         };
         let port = &mut self.ports[p as usize];
-        match self.qdisc.admit(port, pkt, now_ps) {
+        let last_hop =
+            m.qdisc.is_trimming() && m.fabric.is_host(m.fabric.peer(self.id, p, now_ps).0);
+        match self
+            .qdisc
+            .admit(port, pkt, now_ps, last_hop, &mut self.queue_rng)
+        {
             Admission::Dropped if pkt.is_data() => c.data_dropped += 1,
             Admission::Dropped => c.acks_dropped += 1,
-            Admission::Enqueued { marked } => {
-                c.ecn_marked += marked as u64;
-                if !port.busy {
-                    start_tx(m, self.id, p, port, now_ps, out);
-                }
-            }
+            Admission::Enqueued { marked } => c.ecn_marked += marked as u64,
+            Admission::Trimmed => c.trims += 1,
+        }
+        if !port.busy && !port.is_empty() {
+            start_tx(m, self.id, p, port, now_ps, out);
         }
     }
 
     #[inline]
-    pub fn on_tx_done<S: Scheduler>(&mut self, m: &Model, now_ps: u64, p: u16, out: &mut S) {
-        finish_tx(m, self.id, p, &mut self.ports[p as usize], now_ps, out);
+    pub fn on_tx_done<S: Scheduler>(
+        &mut self,
+        m: &Model,
+        now_ps: u64,
+        p: u16,
+        out: &mut S,
+        c: &mut Counters,
+    ) {
+        let (qdisc, rng) = (&self.qdisc, &mut self.queue_rng);
+        let port = &mut self.ports[p as usize];
+        finish_tx(m, self.id, p, port, now_ps, out, |pkt, port| {
+            c.ecn_marked += qdisc.dequeued(pkt, port, rng) as u64;
+        });
     }
 }

@@ -42,7 +42,11 @@ impl Summary {
         let mut queues = Map::new();
         let mut util = Map::new();
         let mut drops = Map::new();
+        let mut trims = Map::new();
+        let mut marks = Map::new();
         for (name, s) in o.stage_names.iter().zip(&o.stages) {
+            trims.insert(name.to_string(), json!(s.trims));
+            marks.insert(name.to_string(), json!(s.ecn_marks));
             queues.insert(
                 name.to_string(),
                 json!({ "max_bytes": s.max_bytes, "max_pkts": s.max_pkts, "avg_pkts": s.avg_pkts(o.end_ps) }),
@@ -68,10 +72,21 @@ impl Summary {
                 "in_flight": o.data_in_flight + o.acks_in_flight,
                 "ecn_marked": c.ecn_marked,
                 "stale_acks": c.stale_acks,
+                "trimmed": c.trims,
+                "headers_delivered": c.headers_delivered,
+                "nacks_sent": c.nacks_sent,
+                "retransmissions": c.retransmissions,
+                "timeouts": c.timeouts,
+                "reorder_losses": c.reorder_losses,
+                "duplicates_delivered": c.duplicates_delivered,
+                "payload_bytes_delivered": c.payload_bytes_delivered,
             },
+            "goodput_gbps": o.goodput_bps().map(|b| b / 1e9),
             "queues": queues,
             "utilization": util,
             "drops": drops,
+            "trims": trims,
+            "ecn_marks": marks,
             "latency_ns": Percentiles::of(&o.metrics.latency_ns),
             "fct_ns": Percentiles::of(&o.metrics.fct_ns),
         });
@@ -127,6 +142,17 @@ impl Summary {
         s += &format!(
             "packets: data {} sent / {} delivered, acks {} sent, dropped {}, in flight {}\n",
             p["data_sent"], p["data_delivered"], p["acks_sent"], p["dropped"], p["in_flight"]
+        );
+        if p["retransmissions"].as_u64().unwrap_or(0) + p["trimmed"].as_u64().unwrap_or(0) > 0 {
+            s += &format!(
+                "recovery: {} retransmissions, {} timeouts, {} reorder losses, {} trimmed, {} nacks\n",
+                p["retransmissions"], p["timeouts"], p["reorder_losses"], p["trimmed"], p["nacks_sent"]
+            );
+        }
+        s += &format!(
+            "goodput {} Gb/s, ECN marks {}\n",
+            f(&r["goodput_gbps"]),
+            p["ecn_marked"]
         );
         s += "stage          max_bytes  max_pkts  avg_pkts utilization\n";
         for (name, q) in r["queues"].as_object().expect("object") {

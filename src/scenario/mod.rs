@@ -10,6 +10,7 @@ mod validate;
 pub use load::{load_scenario, load_scenario_str};
 pub use validate::{tier_names, FieldError};
 
+use cc::{DctcpConfig, MswiftConfig, NsccConfig, SwiftConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -172,13 +173,43 @@ impl<'de> Deserialize<'de> for BufferBytes {
     }
 }
 
+/// How switches ECN-mark data packets (ALGORITHMS.md C3).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnMode {
+    /// No marking.
+    Off,
+    /// On enqueue, when the queue already holds `ecn_threshold_bytes` (DCTCP).
+    Step,
+    /// On dequeue, with probability rising linearly from `ecn_min_bytes` to
+    /// `ecn_max_bytes` of queue left behind (UEC htsim).
+    Ramp,
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SwitchConfig {
+    /// Per-port buffer for data packets.
     pub buffer_bytes: BufferBytes,
-    /// A data packet arriving at a port that already holds at least this many bytes is
-    /// ECN-marked (counted now; congestion control will use it).
+    pub ecn: EcnMode,
+    /// `ecn = "step"`: a data packet arriving at a port that already holds at least this many
+    /// bytes is marked.
     pub ecn_threshold_bytes: u64,
+    /// `ecn = "ramp"`: no marks at or below this queue. Unset: 20 % of `buffer_bytes`.
+    pub ecn_min_bytes: Option<u64>,
+    /// `ecn = "ramp"`: every packet marked above this queue. Unset: 80 % of `buffer_bytes`.
+    pub ecn_max_bytes: Option<u64>,
+    /// Cut a data packet that does not fit to a header (`trim_bytes`) and forward it in the
+    /// priority queue, instead of dropping it.
+    pub trim: bool,
+    pub trim_bytes: u32,
+    /// On overflow, a coin flip trims the queue's last packet instead of the arriving one
+    /// (UEC htsim); false: always the arriving one.
+    pub trim_evict_queued: bool,
+    /// ACKs, NACKs and trimmed headers use a strict-priority queue. Unset: as `trim`.
+    pub priority_control: Option<bool>,
+    /// Buffer of the priority queue.
+    pub ctrl_buffer_bytes: BufferBytes,
     /// Fixed delay from a packet's arrival to its enqueue at the output port.
     pub forwarding_latency_ns: f64,
 }
@@ -187,7 +218,15 @@ impl Default for SwitchConfig {
     fn default() -> Self {
         SwitchConfig {
             buffer_bytes: BufferBytes::Unlimited,
+            ecn: EcnMode::Step,
             ecn_threshold_bytes: 80_000,
+            ecn_min_bytes: None,
+            ecn_max_bytes: None,
+            trim: false,
+            trim_bytes: 64,
+            trim_evict_queued: true,
+            priority_control: None,
+            ctrl_buffer_bytes: BufferBytes::Unlimited,
             forwarding_latency_ns: 0.0,
         }
     }
@@ -273,9 +312,29 @@ impl Default for LbConfig {
 pub enum CcKind {
     /// Paced sender, no congestion control (the Ofan paper's LB-isolation mode).
     None,
-    /// A fixed window of `host.window_bdp` bandwidth-delay products per flow (no loss
-    /// recovery yet).
+    /// A fixed window of `host.window_bdp` bandwidth-delay products per flow.
     Constant,
+    /// DCTCP window rules (`[host.dctcp]`).
+    Dctcp,
+    /// UEC NSCC (`[host.nscc]`).
+    Nscc,
+    /// Swift (`[host.swift]`).
+    Swift,
+    /// Swift fed the median of recent delays (`[host.swift]`, `[host.mswift]`).
+    Mswift,
+}
+
+impl CcKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcKind::None => "none",
+            CcKind::Constant => "constant",
+            CcKind::Dctcp => "dctcp",
+            CcKind::Nscc => "nscc",
+            CcKind::Swift => "swift",
+            CcKind::Mswift => "mswift",
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -287,6 +346,21 @@ pub struct HostConfig {
     /// `constant`: the window, in bandwidth-delay products (host line rate × the base RTT of
     /// the fabric's longest path).
     pub window_bdp: f64,
+    /// Smallest retransmission timeout, in µs. Unset: 15 µs + 6 × the time to drain a full
+    /// switch buffer at the host's line rate (UEC htsim `main_uec`), or 100 µs with
+    /// unlimited buffers.
+    pub rto_min_us: Option<f64>,
+    /// Receivers ACK once this many payload bytes are unacknowledged (0: every packet; UEC
+    /// htsim: 16384), and at once on ECN, reordering, duplicates and ACK requests.
+    pub ack_coalesce_bytes: u64,
+    /// A packet is lost once one more than this many sequence numbers above it was
+    /// acknowledged. Unset: 3 + the number of shortest paths between the farthest hosts
+    /// (htsim's spraying dupACK threshold).
+    pub reorder_threshold_pkts: Option<u32>,
+    pub dctcp: DctcpConfig,
+    pub nscc: NsccConfig,
+    pub swift: SwiftConfig,
+    pub mswift: MswiftConfig,
 }
 
 impl Default for HostConfig {
@@ -295,6 +369,13 @@ impl Default for HostConfig {
             cc: CcKind::None,
             load: 1.0,
             window_bdp: 1.5,
+            rto_min_us: None,
+            ack_coalesce_bytes: 0,
+            reorder_threshold_pkts: None,
+            dctcp: DctcpConfig::default(),
+            nscc: NsccConfig::default(),
+            swift: SwiftConfig::default(),
+            mswift: MswiftConfig::default(),
         }
     }
 }

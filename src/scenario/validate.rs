@@ -1,6 +1,6 @@
 //! Semantic checks of a typed scenario. Each error names the dotted field path.
 
-use super::{BufferBytes, Scenario, TopologyKind, WorkloadKind};
+use super::{BufferBytes, CcKind, EcnMode, Scenario, TopologyKind, WorkloadKind};
 use thiserror::Error;
 
 /// A scenario value a user got wrong: the dotted field path and what is wrong with it.
@@ -121,6 +121,8 @@ impl Scenario {
             "switch.forwarding_latency_ns",
             self.switch.forwarding_latency_ns,
         )?;
+        self.validate_queues(data_bytes)?;
+        self.validate_transport()?;
 
         let lb = &self.lb;
         if lb.pipe_ports == 0 || lb.pipe_ports > t.k {
@@ -178,5 +180,120 @@ impl Scenario {
             }
         }
         Ok(())
+    }
+}
+
+impl Scenario {
+    fn validate_queues(&self, data_bytes: u64) -> Result<()> {
+        let sw = &self.switch;
+        let buffer = sw.buffer_bytes.limit();
+        if sw.trim {
+            if sw.trim_bytes == 0 || sw.trim_bytes as u64 > data_bytes {
+                bail_field!(
+                    "switch.trim_bytes",
+                    "must be from 1 to a data packet's {data_bytes} bytes (got {})",
+                    sw.trim_bytes
+                );
+            }
+            if sw.buffer_bytes == BufferBytes::Unlimited {
+                bail_field!("switch.trim", "trimming needs a finite switch.buffer_bytes");
+            }
+            if sw.priority_control == Some(false) {
+                bail_field!(
+                    "switch.priority_control",
+                    "trimmed headers travel in the priority queue: cannot be false with switch.trim"
+                );
+            }
+            if self.host.cc == CcKind::None {
+                bail_field!(
+                    "switch.trim",
+                    "needs a transport that recovers trimmed packets (host.cc other than \"none\")"
+                );
+            }
+        }
+        if let BufferBytes::Bytes(b) = sw.ctrl_buffer_bytes {
+            if b < self.packet.ack_bytes as u64 {
+                bail_field!(
+                    "switch.ctrl_buffer_bytes",
+                    "{b} is smaller than one ACK ({} bytes)",
+                    self.packet.ack_bytes
+                );
+            }
+        }
+        match sw.ecn {
+            EcnMode::Step if sw.ecn_threshold_bytes > buffer => bail_field!(
+                "switch.ecn_threshold_bytes",
+                "{} is above switch.buffer_bytes ({buffer}): no packet would be marked",
+                sw.ecn_threshold_bytes
+            ),
+            EcnMode::Ramp => {
+                let (lo, hi) = self.ecn_ramp_bytes()?;
+                if lo >= hi {
+                    bail_field!(
+                        "switch.ecn_min_bytes",
+                        "must be below switch.ecn_max_bytes ({lo} >= {hi})"
+                    );
+                }
+                if hi > buffer {
+                    bail_field!(
+                        "switch.ecn_max_bytes",
+                        "{hi} is above switch.buffer_bytes ({buffer})"
+                    );
+                }
+            }
+            EcnMode::Step | EcnMode::Off => {}
+        }
+        Ok(())
+    }
+
+    /// The ECN ramp's (min, max) queue bytes, defaulting to 20 % and 80 % of the buffer.
+    pub fn ecn_ramp_bytes(&self) -> Result<(u64, u64)> {
+        let sw = &self.switch;
+        let of_buffer = |field: &str, frac: f64| match sw.buffer_bytes {
+            BufferBytes::Bytes(b) => Ok((b as f64 * frac) as u64),
+            BufferBytes::Unlimited => Err(FieldError::new(
+                field,
+                "required with switch.ecn = \"ramp\" and an unlimited switch.buffer_bytes",
+            )),
+        };
+        let lo = match sw.ecn_min_bytes {
+            Some(v) => v,
+            None => of_buffer("switch.ecn_min_bytes", 0.2)?,
+        };
+        let hi = match sw.ecn_max_bytes {
+            Some(v) => v,
+            None => of_buffer("switch.ecn_max_bytes", 0.8)?,
+        };
+        Ok((lo, hi))
+    }
+
+    fn validate_transport(&self) -> Result<()> {
+        let h = &self.host;
+        if let Some(rto) = h.rto_min_us {
+            if !rto.is_finite() || rto <= 0.0 || rto > 1e9 {
+                bail_field!(
+                    "host.rto_min_us",
+                    "must be a positive time in µs up to 10^9 (got {rto})"
+                );
+            }
+        }
+        if let Some(r) = h.reorder_threshold_pkts {
+            if r > 1 << 30 {
+                bail_field!(
+                    "host.reorder_threshold_pkts",
+                    "must be at most 2^30 (got {r})"
+                );
+            }
+        }
+        if h.cc == CcKind::Dctcp && self.switch.ecn == EcnMode::Off {
+            bail_field!(
+                "switch.ecn",
+                "host.cc = \"dctcp\" reacts only to ECN marks: \"off\" leaves it blind"
+            );
+        }
+        h.dctcp.validate()?;
+        h.nscc.validate()?;
+        h.swift.validate()?;
+        h.mswift.validate()
     }
 }

@@ -9,8 +9,19 @@
 //! counted cannot be told apart (it would complete the flow early); none arises, since
 //! nothing is sent twice.
 
-use super::{AckInfo, AckOutcome};
+use super::AckInfo;
 use serde::{Deserialize, Serialize};
+
+/// What an acknowledgement changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckOutcome {
+    /// Packets acknowledged for the first time.
+    pub newly_acked: u32,
+    /// Acknowledgements that acknowledged nothing new (late or out of range).
+    pub stale: u32,
+    /// The flow has just completed (all packets acknowledged).
+    pub completed: bool,
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Paced {

@@ -1,0 +1,551 @@
+//! The reliable transport every congestion-controlled flow uses (ALGORITHMS.md C2, in the
+//! UEC htsim style): per-packet sequence numbers, send records, selective acknowledgement,
+//! NACKs for trimmed packets, a retransmission timer and a reordering rule for losses
+//! without trimming. The window comes from the flow's [`Cc`]; this file owns the rest.
+//!
+//! - **Send records**: one per sequence number from the lowest unacknowledged one up to the
+//!   highest sent, with the time and entropy of the last transmission and how often it was
+//!   sent. A packet is outstanding, lost (queued for retransmission; not in flight), or
+//!   acknowledged.
+//! - **ACKs** acknowledge everything below their cumulative point, every SACK bit, and the
+//!   packet they answer. `in_flight` drops by the bytes of each outstanding packet
+//!   acknowledged (a packet acknowledged while queued for retransmission is simply taken off
+//!   the queue). RTT samples come from the answered packet's record, only if it was sent
+//!   once (Karn's rule: the sample of a retransmitted packet is ambiguous).
+//! - **NACK**: the packet is lost; it is retransmitted before any new packet.
+//! - **Timeout**: one timer per flow, due `rto` after the oldest outstanding transmission
+//!   (send order is kept in a FIFO, so finding the oldest is O(1) amortized). Every
+//!   outstanding packet whose deadline has passed is declared lost. `rto = max(rto_min,
+//!   srtt + 4·rttvar)` (Jacobson); UEC htsim uses a fixed RTO, which is `rto_min` here when
+//!   the estimate is below it; no exponential back-off, as UEC htsim.
+//! - **Reordering rule** (without trimming, packets vanish silently): a packet sent once
+//!   is lost when a packet more than `reorder_pkts` sequence numbers above it has been
+//!   acknowledged (forward acknowledgement with a threshold; C6's `3 + paths` by default, so
+//!   spraying's reordering is tolerated). Retransmissions are left to NACKs and the timer.
+//! - **Window**: a packet may go if `in_flight + size ≤ cwnd`, or if nothing is in flight
+//!   (a window below one packet sends one at a time, paced if the CCA asks).
+
+use super::cc::{AckSignal, Cc, LossKind, LossSignal, NackSignal};
+use super::AckInfo;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// What the transport needs besides the CCA, in simulator units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReliableParams {
+    /// Smallest retransmission timeout.
+    pub rto_min_ps: u64,
+    /// The reordering rule's threshold, in sequence numbers.
+    pub reorder_pkts: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+enum State {
+    Outstanding,
+    /// Declared lost and queued for retransmission.
+    Lost,
+    Acked,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+struct Record {
+    sent_ps: u64,
+    entropy: u16,
+    /// Transmissions so far.
+    tx: u8,
+    state: State,
+}
+
+/// The next packet a flow sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Send {
+    pub seq: u32,
+    pub retransmission: bool,
+    /// Ask the receiver for an immediate ACK: a retransmission, the last packet, or the
+    /// window is full after it.
+    pub ack_req: bool,
+}
+
+/// A packet declared lost by the timer: its sequence number and entropy (for LB feedback).
+pub type Expired = (u32, u16);
+
+/// What an ACK changed, for the host's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckEffect {
+    pub newly_acked: u32,
+    /// Packets the reordering rule declared lost.
+    pub reorder_losses: u32,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Reliable {
+    packets: u32,
+    full_bytes: u32,
+    last_bytes: u32,
+    /// The next sequence number never sent.
+    next_new: u32,
+    /// Every sequence number below this is acknowledged; `records[0]` is its record.
+    base: u32,
+    records: VecDeque<Record>,
+    /// (send time, seq) of every transmission in send order; stale entries are skipped.
+    send_order: VecDeque<(u64, u32)>,
+    /// Lost packets to send again, in the order they were found.
+    rtx: VecDeque<u32>,
+    in_flight_bytes: u64,
+    /// One above the highest sequence number acknowledged.
+    acked_top: u32,
+    /// Sequence numbers below this have been examined by the reordering rule.
+    reorder_scan: u32,
+    reorder_pkts: u32,
+    rto_min_ps: u64,
+    srtt_ps: u64,
+    rttvar_ps: u64,
+    sampled: bool,
+    last_send_ps: Option<u64>,
+    cc: Cc,
+}
+
+impl Reliable {
+    /// A flow of `packets` packets of `full_bytes` (the last one `last_bytes`) in buffers.
+    pub fn new(
+        packets: u32,
+        full_bytes: u32,
+        last_bytes: u32,
+        base_rtt_ps: u64,
+        params: &ReliableParams,
+        cc: Cc,
+    ) -> Reliable {
+        assert!(packets > 0, "a flow has at least one packet");
+        Reliable {
+            packets,
+            full_bytes,
+            last_bytes,
+            next_new: 0,
+            base: 0,
+            records: VecDeque::new(),
+            send_order: VecDeque::new(),
+            rtx: VecDeque::new(),
+            in_flight_bytes: 0,
+            acked_top: 0,
+            reorder_scan: 0,
+            reorder_pkts: params.reorder_pkts,
+            rto_min_ps: params.rto_min_ps,
+            srtt_ps: base_rtt_ps,
+            rttvar_ps: base_rtt_ps / 2,
+            sampled: false,
+            last_send_ps: None,
+            cc,
+        }
+    }
+
+    fn size(&self, seq: u32) -> u64 {
+        if seq + 1 == self.packets {
+            self.last_bytes as u64
+        } else {
+            self.full_bytes as u64
+        }
+    }
+
+    fn record(&mut self, seq: u32) -> Option<&mut Record> {
+        if seq < self.base || seq >= self.next_new {
+            return None;
+        }
+        self.records.get_mut((seq - self.base) as usize)
+    }
+
+    /// The packet to send next if the window (and the CCA's pacing) allows one now; a
+    /// retransmission before new data. It is recorded as sent at `now_ps`.
+    pub fn next_seq(&mut self, now_ps: u64) -> Option<Send> {
+        if self.pacing_wait_until(now_ps).is_some() {
+            return None;
+        }
+        let seq = self.candidate()?;
+        let size = self.size(seq);
+        if self.in_flight_bytes > 0 && self.in_flight_bytes + size > self.cc.cwnd_bytes() {
+            return None;
+        }
+        let retransmission = seq < self.next_new;
+        if retransmission {
+            self.rtx.pop_front();
+        } else {
+            self.next_new += 1;
+            self.records.push_back(Record {
+                sent_ps: 0,
+                entropy: 0,
+                tx: 0,
+                state: State::Outstanding,
+            });
+        }
+        let r = self.record(seq).expect("a packet being sent has a record");
+        r.sent_ps = now_ps;
+        r.tx = r.tx.saturating_add(1);
+        r.state = State::Outstanding;
+        self.in_flight_bytes += size;
+        self.send_order.push_back((now_ps, seq));
+        self.last_send_ps = Some(now_ps);
+        let window_full = self
+            .candidate()
+            .is_some_and(|next| self.in_flight_bytes + self.size(next) > self.cc.cwnd_bytes());
+        Some(Send {
+            seq,
+            retransmission,
+            ack_req: retransmission || seq + 1 == self.packets || window_full,
+        })
+    }
+
+    /// The next retransmission (dropping queue entries acknowledged since), else new data.
+    fn candidate(&mut self) -> Option<u32> {
+        while let Some(&seq) = self.rtx.front() {
+            if self.record(seq).is_some_and(|r| r.state == State::Lost) {
+                return Some(seq);
+            }
+            self.rtx.pop_front();
+        }
+        (self.next_new < self.packets).then_some(self.next_new)
+    }
+
+    /// If the CCA paces and the flow's gap has not passed, when it does.
+    pub fn pacing_wait_until(&self, now_ps: u64) -> Option<u64> {
+        let gap = self.cc.pacing_gap_ps()?;
+        let ready = self.last_send_ps? + gap;
+        (ready > now_ps).then_some(ready)
+    }
+
+    /// Records the entropy value chosen for the packet just sent.
+    pub fn set_entropy(&mut self, seq: u32, entropy: u16) {
+        if let Some(r) = self.record(seq) {
+            r.entropy = entropy;
+        }
+    }
+
+    /// Whether the flow has packets to send (new, or lost and not acknowledged since).
+    pub fn has_data(&self) -> bool {
+        self.next_new < self.packets || !self.rtx.is_empty()
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.base == self.packets
+    }
+
+    pub fn in_flight_bytes(&self) -> u64 {
+        self.in_flight_bytes
+    }
+
+    pub fn cwnd_bytes(&self) -> u64 {
+        self.cc.cwnd_bytes()
+    }
+
+    pub fn srtt_ps(&self) -> u64 {
+        self.srtt_ps
+    }
+
+    /// Marks `seq` acknowledged; returns its bytes if that is news.
+    fn acknowledge(&mut self, seq: u32) -> u64 {
+        let size = self.size(seq);
+        let Some(r) = self.record(seq) else { return 0 };
+        let was = r.state;
+        r.state = State::Acked;
+        match was {
+            State::Acked => 0,
+            State::Outstanding => {
+                self.in_flight_bytes -= size;
+                size
+            }
+            State::Lost => size,
+        }
+    }
+
+    /// Processes an ACK (cumulative point, SACK bits, and the packet it answers).
+    pub fn on_ack(&mut self, ack: &AckInfo, now_ps: u64) -> AckEffect {
+        let rtt_ps = self
+            .record(ack.seq)
+            .filter(|r| r.state != State::Acked && r.tx == 1)
+            .map(|r| now_ps.saturating_sub(r.sent_ps));
+        if let Some(r) = rtt_ps {
+            self.rtt_sample(r);
+        }
+        let mut newly_bytes = 0;
+        let mut newly = 0;
+        let mut ack_one = |t: &mut Reliable, seq: u32| {
+            let b = t.acknowledge(seq);
+            newly_bytes += b;
+            newly += (b > 0) as u32;
+        };
+        let cumulative = ack.cumulative.min(self.next_new);
+        for seq in self.base..cumulative {
+            ack_one(self, seq);
+        }
+        let mut top = ack.seq;
+        for i in 0..64u32 {
+            if ack.sack & 1 << i != 0 {
+                let seq = ack.cumulative.saturating_add(1 + i);
+                ack_one(self, seq);
+                top = top.max(seq);
+            }
+        }
+        ack_one(self, ack.seq);
+        if newly > 0 {
+            self.acked_top = self.acked_top.max(top.saturating_add(1).min(self.next_new));
+        }
+        self.cc.on_ack(&AckSignal {
+            now_ps,
+            newly_acked_bytes: newly_bytes,
+            ecn: ack.ecn_echo,
+            rtt_ps,
+            srtt_ps: self.srtt_ps,
+            in_flight_bytes: self.in_flight_bytes,
+        });
+        let reorder_losses = self.apply_reordering_rule(now_ps);
+        while self
+            .records
+            .front()
+            .is_some_and(|r| r.state == State::Acked)
+        {
+            self.records.pop_front();
+            self.base += 1;
+        }
+        AckEffect {
+            newly_acked: newly,
+            reorder_losses,
+        }
+    }
+
+    /// Declares lost every packet sent once that lies more than `reorder_pkts` below the
+    /// highest acknowledged one.
+    fn apply_reordering_rule(&mut self, now_ps: u64) -> u32 {
+        let bound = self.acked_top.saturating_sub(self.reorder_pkts + 1);
+        let mut lost = 0;
+        for seq in self.reorder_scan.max(self.base)..bound {
+            let r = self.record(seq).expect("below the top sent");
+            if r.state == State::Outstanding && r.tx == 1 {
+                self.declare_lost(seq);
+                lost += 1;
+                self.cc.on_loss(&LossSignal {
+                    now_ps,
+                    kind: LossKind::Reordering,
+                    bytes: self.size(seq),
+                    srtt_ps: self.srtt_ps,
+                    in_flight_bytes: self.in_flight_bytes,
+                });
+            }
+        }
+        self.reorder_scan = self.reorder_scan.max(bound);
+        lost
+    }
+
+    fn declare_lost(&mut self, seq: u32) {
+        let size = self.size(seq);
+        let r = self.record(seq).expect("a lost packet has a record");
+        debug_assert_eq!(r.state, State::Outstanding);
+        r.state = State::Lost;
+        self.in_flight_bytes -= size;
+        self.rtx.push_back(seq);
+    }
+
+    fn rtt_sample(&mut self, rtt_ps: u64) {
+        if !self.sampled {
+            self.sampled = true;
+            self.srtt_ps = rtt_ps;
+            self.rttvar_ps = rtt_ps / 2;
+            return;
+        }
+        let err = self.srtt_ps.abs_diff(rtt_ps);
+        self.rttvar_ps = (3 * self.rttvar_ps + err) / 4;
+        self.srtt_ps = (7 * self.srtt_ps + rtt_ps) / 8;
+    }
+
+    /// The retransmission timeout now.
+    pub fn rto_ps(&self) -> u64 {
+        if !self.sampled {
+            return self.rto_min_ps;
+        }
+        self.rto_min_ps.max(self.srtt_ps + 4 * self.rttvar_ps)
+    }
+
+    /// A trimmed packet's NACK; returns false if the packet was not outstanding (late or
+    /// duplicate NACK).
+    pub fn on_nack(&mut self, seq: u32, last_hop: bool, now_ps: u64) -> bool {
+        let Some(r) = self.record(seq).filter(|r| r.state == State::Outstanding) else {
+            return false;
+        };
+        let rtt_ps = (r.tx == 1).then(|| now_ps.saturating_sub(r.sent_ps));
+        self.declare_lost(seq);
+        self.cc.on_nack(&NackSignal {
+            now_ps,
+            bytes: self.size(seq),
+            last_hop,
+            rtt_ps,
+            srtt_ps: self.srtt_ps,
+            in_flight_bytes: self.in_flight_bytes,
+        });
+        true
+    }
+
+    /// When the retransmission timer is next due: `rto` after the oldest outstanding
+    /// transmission, if any.
+    pub fn rto_deadline_ps(&mut self) -> Option<u64> {
+        while let Some(&(sent_ps, seq)) = self.send_order.front() {
+            let live = self
+                .record(seq)
+                .is_some_and(|r| r.state == State::Outstanding && r.sent_ps == sent_ps);
+            if live {
+                return Some(sent_ps + self.rto_ps());
+            }
+            self.send_order.pop_front();
+        }
+        None
+    }
+
+    /// The timer fired: every outstanding packet whose deadline has passed is lost.
+    pub fn on_timeout(&mut self, now_ps: u64) -> Vec<Expired> {
+        let mut expired = Vec::new();
+        while let Some(due) = self.rto_deadline_ps() {
+            if due > now_ps {
+                break;
+            }
+            let (_, seq) = self.send_order.pop_front().expect("a deadline has a send");
+            let entropy = self.record(seq).expect("outstanding").entropy;
+            self.declare_lost(seq);
+            self.cc.on_loss(&LossSignal {
+                now_ps,
+                kind: LossKind::Timeout,
+                bytes: self.size(seq),
+                srtt_ps: self.srtt_ps,
+                in_flight_bytes: self.in_flight_bytes,
+            });
+            expired.push((seq, entropy));
+        }
+        expired
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::cc::constant::ConstantWindow;
+
+    const PARAMS: ReliableParams = ReliableParams {
+        rto_min_ps: 1_000,
+        reorder_pkts: 3,
+    };
+
+    fn flow(packets: u32, window_pkts: u64) -> Reliable {
+        let cc = Cc::Constant(ConstantWindow::new(window_pkts * 100));
+        Reliable::new(packets, 100, 40, 500, &PARAMS, cc)
+    }
+
+    fn ack(seq: u32, cumulative: u32, sack: u64) -> AckInfo {
+        AckInfo {
+            seq,
+            cumulative,
+            sack,
+            ecn_echo: false,
+            entropy: 0,
+        }
+    }
+
+    fn send_all(f: &mut Reliable, now_ps: u64) -> Vec<Send> {
+        std::iter::from_fn(|| f.next_seq(now_ps)).collect()
+    }
+
+    #[test]
+    fn the_window_counts_bytes_in_flight_and_flags_the_packet_that_fills_it() {
+        let mut f = flow(5, 3);
+        let sent = send_all(&mut f, 0);
+        assert_eq!(sent.iter().map(|s| s.seq).collect::<Vec<_>>(), [0, 1, 2]);
+        assert!(
+            sent[2].ack_req && !sent[1].ack_req,
+            "window full after packet 2"
+        );
+        assert_eq!(f.in_flight_bytes(), 300);
+        f.on_ack(&ack(0, 1, 0), 10);
+        let next = send_all(&mut f, 10);
+        assert_eq!(next.len(), 1);
+        f.on_ack(&ack(1, 2, 0), 20);
+        // Packet 4 is the last (40 bytes): 200 + 40 fits.
+        let last = send_all(&mut f, 20);
+        assert_eq!(
+            last,
+            [Send {
+                seq: 4,
+                retransmission: false,
+                ack_req: true
+            }]
+        );
+        assert_eq!(f.in_flight_bytes(), 240);
+    }
+
+    #[test]
+    fn sack_and_cumulative_acknowledge_each_packet_once() {
+        let mut f = flow(6, 6);
+        send_all(&mut f, 0);
+        // Received 0, 2, 3: cumulative 1, SACK bits for 2 and 3 (bits 0 and 1 above 1... )
+        // bit i = cumulative + 1 + i, so 2 → bit 0, 3 → bit 1.
+        let e = f.on_ack(&ack(3, 1, 0b11), 5);
+        assert_eq!(e.newly_acked, 3);
+        assert_eq!(f.on_ack(&ack(2, 1, 0b11), 6).newly_acked, 0, "nothing new");
+        assert_eq!(f.in_flight_bytes(), 100 + 100 + 40);
+        let e = f.on_ack(&ack(1, 6, 0), 7);
+        assert_eq!(e.newly_acked, 3);
+        assert!(f.is_complete() && f.in_flight_bytes() == 0);
+    }
+
+    #[test]
+    fn a_nack_retransmits_that_packet_before_new_data() {
+        let mut f = flow(10, 4);
+        send_all(&mut f, 0);
+        assert!(f.on_nack(1, false, 50));
+        assert!(!f.on_nack(1, false, 51), "a second NACK is stale");
+        assert_eq!(f.in_flight_bytes(), 300);
+        let s = f.next_seq(60).unwrap();
+        assert_eq!(
+            s,
+            Send {
+                seq: 1,
+                retransmission: true,
+                ack_req: true
+            }
+        );
+        // Acknowledged later, it counts once.
+        f.on_ack(&ack(1, 4, 0), 100);
+        assert_eq!(f.in_flight_bytes(), 0);
+        assert_eq!(f.next_seq(100).unwrap().seq, 4);
+    }
+
+    #[test]
+    fn the_reordering_rule_waits_for_more_than_the_threshold() {
+        let mut f = flow(10, 10);
+        send_all(&mut f, 0);
+        // 0 is missing; 1..=3 acknowledged: 3 above it, not more than the threshold 3.
+        for s in 1..=3 {
+            assert_eq!(f.on_ack(&ack(s, 0, 0), 10).reorder_losses, 0);
+        }
+        assert_eq!(f.on_ack(&ack(4, 0, 0), 11).reorder_losses, 1);
+        let r = f.next_seq(12).unwrap();
+        assert!(r.retransmission && r.seq == 0);
+        // The retransmission is not judged by the rule again.
+        for s in 5..10 {
+            assert_eq!(f.on_ack(&ack(s, 0, 0), 13).reorder_losses, 0);
+        }
+    }
+
+    #[test]
+    fn the_timer_fires_no_earlier_than_rto_after_the_oldest_transmission() {
+        let mut f = flow(3, 3);
+        f.next_seq(0);
+        f.next_seq(400);
+        assert_eq!(f.rto_deadline_ps(), Some(1_000));
+        assert!(f.on_timeout(999).is_empty());
+        f.set_entropy(0, 7);
+        assert_eq!(f.on_timeout(1_000), vec![(0, 7)]);
+        assert_eq!(f.rto_deadline_ps(), Some(1_400));
+        // The retransmission of 0 is sent at 1 200: the oldest is then packet 1.
+        assert_eq!(f.next_seq(1_200).unwrap().seq, 0);
+        assert_eq!(f.rto_deadline_ps(), Some(1_400));
+        f.on_ack(&ack(1, 0, 0), 1_300);
+        // First sample 900: srtt 900, rttvar 450, rto = 900 + 4·450 = 2 700 after 1 200.
+        assert_eq!(f.rto_deadline_ps(), Some(3_900));
+        // No RTT sample from the retransmitted packet (Karn): the estimate moved only once.
+        assert_eq!(f.srtt_ps(), 900);
+    }
+}
