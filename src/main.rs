@@ -206,6 +206,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                 partitions,
                 plan_file: partition,
                 progress,
+                timeseries: out.is_some(),
             };
             // Test only (tests/mpi.rs): the last rank panics on a thread other than the main
             // thread, as a bug in a partition's worker would.
@@ -303,10 +304,21 @@ fn write_outputs(
             output.end_ps,
             &[("latency_ns", &m.latency_ns), ("fct_ns", &m.fct_ns)],
         )?;
+        if let Some(series) = &m.series {
+            let ports: Vec<u64> = output.stages.iter().map(|s| s.ports).collect();
+            let path = dir.join("timeseries.csv");
+            std::fs::write(&path, series.to_csv(output.stage_names, &ports))
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        if !s.report.trace_hosts.is_empty() {
+            let path = dir.join("cwnd.csv");
+            std::fs::write(&path, weft::metrics::timeseries::cwnd_csv(&m.cwnd))
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
     }
     if output.flows_incomplete > 0 {
         eprintln!(
-            "warning: {} of {} flows did not complete (packets dropped and host.cc = \"none\" has no loss recovery)",
+            "warning: {} of {} flows did not complete (packets dropped and host.cc = \"none\" has no loss recovery, or the run was stopped)",
             output.flows_incomplete, output.flows_total
         );
     }

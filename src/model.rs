@@ -61,6 +61,11 @@ pub struct Model {
     pub lb: LbShared,
     /// Queue discipline of switch ports.
     pub qdisc: QueueDiscipline,
+    /// Fault injection: probability, in parts per 2^32, that a packet arriving at a switch
+    /// of `loss_switches` is lost.
+    pub loss_per_2_32: u64,
+    /// Switches where injected losses apply (empty: all).
+    pub loss_switches: Vec<u32>,
     /// Added to every arrival at a switch (its forwarding pipeline).
     pub forwarding_ps: u64,
     pub payload_bytes: u32,
@@ -74,6 +79,10 @@ pub struct Model {
     pub network_rtt_ps: u64,
     /// Line rate of the hosts' links.
     pub line_rate_bps: u64,
+    /// Sampling interval of the time series, if the run records one (set by the runner).
+    pub sample_ps: Option<u64>,
+    /// Hosts whose flows' windows are traced.
+    pub trace_hosts: Vec<u32>,
 }
 
 impl Model {
@@ -81,11 +90,42 @@ impl Model {
         let fabric = Fabric::build(s);
         let workload = Workload::build(s, fabric.num_hosts)?;
         let transport = transport_params(s, &fabric)?;
+        let is_switch = |n: u32| n >= fabric.num_hosts && n < fabric.num_nodes();
+        if let Some(&n) = s
+            .report
+            .trace_hosts
+            .iter()
+            .find(|&&n| n >= fabric.num_hosts)
+        {
+            return Err(FieldError::new(
+                "report.trace_hosts",
+                format!(
+                    "{n} is not a host (hosts are 0 to {})",
+                    fabric.num_hosts - 1
+                ),
+            )
+            .into());
+        }
+        if let Some(&n) = s.switch.loss_switches.iter().find(|&&n| !is_switch(n)) {
+            return Err(FieldError::new(
+                "switch.loss_switches",
+                format!(
+                    "{n} is not a switch (switches are nodes {} to {})",
+                    fabric.num_hosts,
+                    fabric.num_nodes() - 1
+                ),
+            )
+            .into());
+        }
         Ok(Model {
             transport,
             seed: s.seed,
             lb: LbShared::new(&s.lb, &fabric, s.seed),
             qdisc: queue_discipline(s)?,
+            loss_per_2_32: (s.switch.loss_fraction * (1u64 << 32) as f64).round() as u64,
+            loss_switches: s.switch.loss_switches.clone(),
+            sample_ps: None,
+            trace_hosts: s.report.trace_hosts.clone(),
             network_rtt_ps: Model::network_rtt_ps(s, &fabric),
             line_rate_bps: fabric.link(0, 0).rate.bps,
             forwarding_ps: (s.switch.forwarding_latency_ns * PS_PER_NS as f64).round() as u64,

@@ -8,6 +8,7 @@ use crate::metrics::workload_bound::{lower_bound_ps, BoundInputs};
 use crate::metrics::{histogram_wire, Counters, Metrics, StageStats};
 use crate::model::Model;
 use crate::scenario::Scenario;
+use crate::time::PS_PER_US;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::io::IsTerminal;
@@ -24,6 +25,8 @@ pub struct RunOptions {
     pub plan_file: Option<PathBuf>,
     /// Print progress on stderr (rank 0) at most once a second.
     pub progress: bool,
+    /// Record the time series (`report.timeseries_us`) for `timeseries.csv`.
+    pub timeseries: bool,
 }
 
 impl Default for RunOptions {
@@ -33,6 +36,7 @@ impl Default for RunOptions {
             partitions: None,
             plan_file: None,
             progress: false,
+            timeseries: false,
         }
     }
 }
@@ -104,6 +108,8 @@ struct RankReport {
     fct_v2: Vec<u8>,
     loop_stats: LoopStats,
     peak_rss_bytes: u64,
+    series: Option<crate::metrics::Timeseries>,
+    cwnd: Vec<crate::metrics::CwndPoint>,
 }
 
 /// Hosts per partition the automatic choice aims at: smaller partitions keep each event
@@ -138,7 +144,10 @@ fn setup(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<(Model, Pla
     if opts.threads == 0 {
         bail!("--threads: must be at least 1");
     }
-    let m = Model::build(s)?;
+    let mut m = Model::build(s)?;
+    if opts.timeseries {
+        m.sample_ps = Some(((s.report.timeseries_us * PS_PER_US as f64).round() as u64).max(1));
+    }
     let plan = match &opts.plan_file {
         Some(path) => plan_file::read(path, &m, comm.ranks())?,
         None => {
@@ -219,9 +228,12 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         fct_v2: vec![],
         loop_stats,
         peak_rss_bytes: crate::metrics::process::peak_rss_bytes(),
+        series: None,
+        cwnd: vec![],
     };
     let mut metrics = Metrics::default();
     for (p, outbox) in partitions.iter_mut().zip(&outboxes) {
+        p.finish_samples(&m, end_ps);
         metrics.merge(&p.metrics);
         for (acc, st) in report.stages.iter_mut().zip(p.stage_stats(&m, end_ps)) {
             acc.merge(&st);
@@ -232,6 +244,8 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         report.incomplete += p.incomplete_flows();
     }
     report.counters = metrics.counters;
+    report.series = metrics.series.take();
+    report.cwnd = std::mem::take(&mut metrics.cwnd);
     report.latency_v2 = histogram_wire::encode(&metrics.latency_ns);
     report.fct_v2 = histogram_wire::encode(&metrics.fct_ns);
     let bytes = bincode::serde::encode_to_vec(&report, bincode::config::standard())?;
@@ -255,6 +269,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
             .fct_ns
             .add(histogram_wire::decode(&r.fct_v2))
             .expect("histograms share bounds");
+        merged.merge_series(r.series.as_ref(), &r.cwnd);
         for (acc, st) in stages.iter_mut().zip(&r.stages) {
             acc.merge(st);
         }
@@ -288,7 +303,9 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
     }
     // Byte conservation: once every flow has completed, receivers got every payload byte
     // of the workload exactly once (duplicates are counted apart).
-    let workload_bytes: u64 = (0..m.fabric.num_hosts).map(|h| m.workload.bytes_of(h)).sum();
+    let workload_bytes: u64 = (0..m.fabric.num_hosts)
+        .map(|h| m.workload.bytes_of(h))
+        .sum();
     if incomplete == 0 && c.payload_bytes_delivered != workload_bytes {
         bail!(
             "byte conservation violated: receivers got {} distinct payload bytes of a {}-byte workload",

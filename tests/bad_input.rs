@@ -900,3 +900,124 @@ fn a_constant_window_below_one_packet_is_refused() {
         &["host.window_bdp", "positive"],
     );
 }
+
+/// Each `--set` list is a bad transport or queue setting; the error names its field.
+#[test]
+fn bad_transport_and_queue_settings_name_their_field() {
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["host.cc=nscc", "host.nscc.gamma=-0.5"],
+            &["host.nscc.gamma"],
+        ),
+        (&["host.cc=dctcp", "host.dctcp.g=0"], &["host.dctcp.g"]),
+        (
+            &["host.cc=dctcp", "host.dctcp.init_cwnd_pkts=0.5"],
+            &["host.dctcp.init_cwnd_pkts", "at least 1"],
+        ),
+        (
+            &["host.cc=swift", "host.swift.max_mdf=1.5"],
+            &["host.swift.max_mdf"],
+        ),
+        (
+            &["host.cc=swift", "host.swift.fs_max_cwnd_pkts=0.01"],
+            &["host.swift.fs_max_cwnd_pkts"],
+        ),
+        (
+            &["host.cc=mswift", "host.mswift.history_max=0"],
+            &["host.mswift.history_max"],
+        ),
+        (&["host.cc=nscc", "host.nscc.unknown=1"], &["unknown"]),
+        (&["host.cc=reno"], &["host.cc"]),
+        (
+            &["host.cc=dctcp", "host.rto_min_us=0"],
+            &["host.rto_min_us"],
+        ),
+        (
+            &["host.cc=dctcp", "switch.ecn=\"off\""],
+            &["switch.ecn", "dctcp"],
+        ),
+        (
+            &["host.cc=nscc", "switch.trim=true"],
+            &["switch.trim", "finite switch.buffer_bytes"],
+        ),
+        (
+            &["switch.trim=true", "switch.buffer_bytes=100000"],
+            &["switch.trim", "host.cc"],
+        ),
+        (
+            &[
+                "host.cc=nscc",
+                "switch.trim=true",
+                "switch.buffer_bytes=100000",
+                "switch.trim_bytes=5000",
+            ],
+            &["switch.trim_bytes"],
+        ),
+        (
+            &[
+                "host.cc=nscc",
+                "switch.trim=true",
+                "switch.buffer_bytes=100000",
+                "switch.trim_bytes=0",
+            ],
+            &["switch.trim_bytes"],
+        ),
+        (
+            &[
+                "host.cc=nscc",
+                "switch.trim=true",
+                "switch.buffer_bytes=100000",
+                "switch.priority_control=false",
+            ],
+            &["switch.priority_control"],
+        ),
+        (
+            &["switch.buffer_bytes=50000"],
+            &["switch.ecn_threshold_bytes", "above switch.buffer_bytes"],
+        ),
+        (
+            &["switch.ecn=\"ramp\""],
+            &["switch.ecn_min_bytes", "unlimited"],
+        ),
+        (
+            &[
+                "switch.ecn=\"ramp\"",
+                "switch.buffer_bytes=100000",
+                "switch.ecn_min_bytes=90000",
+                "switch.ecn_max_bytes=10000",
+            ],
+            &["switch.ecn_min_bytes", "below"],
+        ),
+        (
+            &[
+                "switch.ecn=\"ramp\"",
+                "switch.buffer_bytes=100000",
+                "switch.ecn_max_bytes=200000",
+            ],
+            &["switch.ecn_max_bytes", "above"],
+        ),
+        (
+            &["switch.ctrl_buffer_bytes=10"],
+            &["switch.ctrl_buffer_bytes"],
+        ),
+        (&["switch.loss_fraction=1.5"], &["switch.loss_fraction"]),
+        (
+            &["switch.loss_switches=[3]"],
+            &["switch.loss_switches", "not a switch"],
+        ),
+        (
+            &["host.cc=nscc", "host.reorder_threshold_pkts=-1"],
+            &["host.reorder_threshold_pkts"],
+        ),
+    ];
+    for (sets, needles) in cases {
+        let extra: Vec<&str> = sets.iter().flat_map(|s| ["--set", s]).collect();
+        run_fails(
+            &sets.join(" "),
+            &with_topology("k = 4"),
+            &[],
+            &extra,
+            needles,
+        );
+    }
+}

@@ -38,7 +38,7 @@ fn cli_outputs_are_identical_across_threads() {
     let scen = dir.path().join("s.toml");
     std::fs::write(
         &scen,
-        "[topology]\nk = 4\n[lb]\npolicy = \"rps\"\n[workload]\nmessage_bytes = 65536\n",
+        "[topology]\nk = 4\n[lb]\npolicy = \"rps\"\n[workload]\nmessage_bytes = 65536\n[report]\ntimeseries_us = 0.5\n",
     )
     .unwrap();
     let mut outs = vec![];
@@ -66,10 +66,13 @@ fn cli_outputs_are_identical_across_threads() {
             serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
         let hlog = std::fs::read(out.join("latency.hlog")).unwrap();
         assert!(String::from_utf8_lossy(&hlog).contains("Tag=latency_ns,"));
+        let series = std::fs::read_to_string(out.join("timeseries.csv")).unwrap();
+        assert!(series.lines().count() > 10, "a row every 0.5 µs");
         outs.push((
             summary["results"].clone(),
             summary["scenario"].clone(),
             hlog,
+            series,
         ));
     }
     assert_eq!(outs[0], outs[1]);

@@ -39,6 +39,8 @@ pub struct Partition {
     pub flows_total: u64,
     /// Key of the last event processed (the order invariant).
     last_key: (u64, u64),
+    /// Index of the next time-series sample (at `index × interval`).
+    next_sample: u64,
 }
 
 /// Routes an event to the local queue or to the outbox of the link it crosses.
@@ -130,18 +132,27 @@ impl Partition {
             metrics: Metrics::recording(),
             flows_total,
             last_key: (0, 0),
+            // Never, unless the run samples.
+            next_sample: if m.sample_ps.is_some() { 0 } else { u64::MAX },
         };
+        let mut p = p;
+        if let Some(interval_ps) = m.sample_ps {
+            let stages = m.fabric.stage_names().len();
+            p.metrics.series = Some(crate::metrics::Timeseries::new(interval_ps, stages));
+        }
         (p, outbox)
     }
 
     /// Processes every event before `end_ps`, putting those for other partitions in `outbox`.
     pub fn run_window(&mut self, m: &Model, plan: &Plan, end_ps: u64, outbox: &mut Outbox) {
+        let sample_every = m.sample_ps.unwrap_or(u64::MAX);
         let Partition {
             id,
             queue,
             nodes,
             metrics,
             last_key,
+            next_sample,
             ..
         } = self;
         let mut sink = Sink {
@@ -164,12 +175,23 @@ impl Partition {
             }
             *last_key = ev.key();
             events += 1;
+            if ev.time_ps / sample_every >= *next_sample {
+                sample_through(m, nodes, metrics, next_sample, ev.time_ps);
+            }
             sink.now_ps = ev.time_ps;
             let local = plan.node_local[ev.node() as usize] as usize;
             dispatch(m, ev, &mut nodes[local], &mut sink, metrics);
         }
         metrics.counters.events += events;
         metrics.counters.last_event_ps = metrics.counters.last_event_ps.max(last_key.0);
+    }
+
+    /// Takes the time-series samples due up to `end_ps` (the end of the run).
+    pub fn finish_samples(&mut self, m: &Model, end_ps: u64) {
+        if m.sample_ps.is_some() {
+            let (nodes, metrics) = (&self.nodes, &mut self.metrics);
+            sample_through(m, nodes, metrics, &mut self.next_sample, end_ps);
+        }
     }
 
     pub fn next_time_ps(&self) -> u64 {
@@ -223,6 +245,27 @@ impl Partition {
 
     pub fn incomplete_flows(&self) -> u64 {
         self.flows_total - self.metrics.counters.flows_completed
+    }
+}
+
+/// Samples every port of `nodes` at each sampling instant up to `now_ps` not yet sampled
+/// (the state then is the state now: no event of these nodes happened in between).
+#[cold]
+fn sample_through(m: &Model, nodes: &[Node], mx: &mut Metrics, next: &mut u64, now_ps: u64) {
+    let series = mx.series.as_mut().expect("sampling runs record a series");
+    while *next * series.interval_ps <= now_ps {
+        let i = *next as usize;
+        for node in nodes {
+            let (id, ports) = match node {
+                Node::Host(h) => (h.id, std::slice::from_ref(&h.nic.port)),
+                Node::Switch(s) => (s.id, &s.ports[..]),
+            };
+            for (p, port) in ports.iter().enumerate() {
+                let stage = m.fabric.stage(id, p as u16) as usize;
+                series.add_port(i, stage, port.queued_bytes, port.stats.busy_ps);
+            }
+        }
+        *next += 1;
     }
 }
 

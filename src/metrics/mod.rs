@@ -7,10 +7,12 @@ pub mod histogram_wire;
 mod port_stats;
 pub(crate) mod process;
 mod stages;
+pub mod timeseries;
 pub(crate) mod workload_bound;
 
 pub use port_stats::PortStats;
 pub use stages::StageStats;
+pub use timeseries::{CwndPoint, Timeseries};
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -122,6 +124,10 @@ pub struct Metrics {
     /// Flow completion times (flow start to last ACK), in ns.
     #[serde(with = "histogram_wire::serde_v2")]
     pub fct_ns: Histogram<u64>,
+    /// Queue, utilization and goodput over time (only when asked for).
+    pub series: Option<Timeseries>,
+    /// Window traces of the flows of `report.trace_hosts`.
+    pub cwnd: Vec<CwndPoint>,
 }
 
 impl Default for Metrics {
@@ -130,6 +136,8 @@ impl Default for Metrics {
             counters: Counters::new(),
             latency_ns: new_histogram(),
             fct_ns: new_histogram(),
+            series: None,
+            cwnd: Vec::new(),
         }
     }
 }
@@ -141,6 +149,8 @@ impl Metrics {
             counters: Counters::new(),
             latency_ns: new_recording_histogram(),
             fct_ns: new_recording_histogram(),
+            series: None,
+            cwnd: Vec::new(),
         }
     }
 
@@ -152,5 +162,20 @@ impl Metrics {
         self.fct_ns
             .add(&o.fct_ns)
             .expect("auto-resizing histograms always merge");
+        self.merge_series(o.series.as_ref(), &o.cwnd);
+    }
+
+    /// Merges time series and window traces (kept in time order).
+    pub fn merge_series(&mut self, series: Option<&Timeseries>, cwnd: &[CwndPoint]) {
+        if let Some(o) = series {
+            match &mut self.series {
+                Some(mine) => mine.merge(o),
+                None => self.series = Some(o.clone()),
+            }
+        }
+        if !cwnd.is_empty() {
+            self.cwnd.extend_from_slice(cwnd);
+            self.cwnd.sort_unstable();
+        }
     }
 }

@@ -8,7 +8,7 @@ use super::event::{Scheduler, TimerKind, TimerSeq, TimerSlot};
 use super::link::{finish_tx, start_tx};
 use super::nic::{Nic, Pick};
 use crate::lb::{Feedback, FlowPath};
-use crate::metrics::{record_ns, Metrics};
+use crate::metrics::{record_ns, CwndPoint, Metrics};
 use crate::model::Model;
 use crate::packet::{flags, FlowId, Packet, PacketKind};
 use crate::rng::{stream, Purpose};
@@ -46,6 +46,8 @@ pub struct Host {
     receivers: BTreeMap<FlowId, Receiver>,
     rng: Pcg32,
     timers: TimerSeq,
+    /// Its flows' windows are traced (`report.trace_hosts`).
+    traced: bool,
 }
 
 /// The parts of an ACK or NACK a host fills in.
@@ -68,6 +70,7 @@ impl Host {
             receivers: BTreeMap::new(),
             rng: stream(m.seed, id as u64, Purpose::HostLb),
             timers: TimerSeq::default(),
+            traced: m.trace_hosts.contains(&id),
         }
     }
 
@@ -153,7 +156,11 @@ impl Host {
 
     fn on_paced_data(&mut self, m: &Model, now_ps: u64, pkt: Packet, mx: &mut Metrics) {
         mx.counters.data_delivered += 1;
-        mx.counters.payload_bytes_delivered += (pkt.size_bytes - m.header_bytes) as u64;
+        let payload = (pkt.size_bytes - m.header_bytes) as u64;
+        mx.counters.payload_bytes_delivered += payload;
+        if let Some(series) = &mut mx.series {
+            series.delivered(now_ps, payload);
+        }
         record_ns(&mut mx.latency_ns, (now_ps - pkt.sent_ps) / PS_PER_NS);
         let keep = m.lb.host.needs_receiver_state();
         if keep {
@@ -226,6 +233,9 @@ impl Host {
             let v = rcv.on_reliable_data(pkt.seq, packets, payload, urgent, ack_coalesce_bytes);
             if v.fresh {
                 c.payload_bytes_delivered += payload;
+                if let Some(series) = &mut mx.series {
+                    series.delivered(now_ps, payload);
+                }
             } else {
                 c.duplicates_delivered += 1;
             }
@@ -273,6 +283,16 @@ impl Host {
             Sender::Reliable(s) => {
                 let e = s.on_ack(&info, now_ps);
                 c.reorder_losses += e.reorder_losses as u64;
+                if self.traced {
+                    mx.cwnd.push(CwndPoint {
+                        time_ps: now_ps,
+                        host: self.id,
+                        flow: i,
+                        cwnd_bytes: s.cwnd_bytes(),
+                        in_flight_bytes: s.in_flight_bytes(),
+                        srtt_ps: s.srtt_ps(),
+                    });
+                }
                 e.newly_acked
             }
         };

@@ -78,6 +78,35 @@ impl QueueDiscipline {
         Admission::Enqueued { marked: false }
     }
 
+    /// An injected loss: a data packet is treated as overflowing (dropped or trimmed), a
+    /// control packet is dropped.
+    #[cold]
+    pub fn lose(
+        &self,
+        port: &mut Port,
+        pkt: Packet,
+        now_ps: u64,
+        last_hop: bool,
+        rng: &mut Pcg32,
+    ) -> Admission {
+        if pkt.is_control() {
+            port.stats.drops = port.stats.drops.saturating_add(1);
+            return Admission::Dropped;
+        }
+        let forced = QueueDiscipline {
+            overflow: match self.overflow {
+                // The arriving packet is the one lost: no coin flip for a queued victim.
+                Overflow::Trim { trim_bytes, .. } => Overflow::Trim {
+                    trim_bytes,
+                    evict_queued: false,
+                },
+                Overflow::Drop => Overflow::Drop,
+            },
+            ..*self
+        };
+        forced.overflow(port, pkt, now_ps, last_hop, rng)
+    }
+
     #[cold]
     fn overflow(
         &self,

@@ -30,6 +30,8 @@ pub struct Switch {
     timers: TimerSeq,
     /// The LB policy's timer.
     lb_timer: TimerSlot,
+    /// Fault injection applies here (`switch.loss_fraction`).
+    injects_loss: bool,
 }
 
 /// A switch's ports as its LB policy sees them.
@@ -60,6 +62,8 @@ impl Switch {
             salt,
             timers: TimerSeq::default(),
             lb_timer: TimerSlot::default(),
+            injects_loss: m.loss_per_2_32 > 0
+                && (m.loss_switches.is_empty() || m.loss_switches.contains(&id)),
         }
     }
 
@@ -115,10 +119,13 @@ impl Switch {
         let port = &mut self.ports[p as usize];
         let last_hop =
             m.qdisc.is_trimming() && m.fabric.is_host(m.fabric.peer(self.id, p, now_ps).0);
-        match self
-            .qdisc
-            .admit(port, pkt, now_ps, last_hop, &mut self.queue_rng)
-        {
+        let rng = &mut self.queue_rng;
+        let admission = if self.injects_loss && (rng.gen::<u32>() as u64) < m.loss_per_2_32 {
+            self.qdisc.lose(port, pkt, now_ps, last_hop, rng)
+        } else {
+            self.qdisc.admit(port, pkt, now_ps, last_hop, rng)
+        };
+        match admission {
             Admission::Dropped if pkt.is_data() => c.data_dropped += 1,
             Admission::Dropped => c.acks_dropped += 1,
             Admission::Enqueued { marked } => c.ecn_marked += marked as u64,

@@ -26,6 +26,7 @@ pub struct Scenario {
     pub lb: LbConfig,
     pub host: HostConfig,
     pub workload: WorkloadConfig,
+    pub report: ReportConfig,
     /// Folder of the scenario file; relative paths in the scenario resolve against it.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -41,6 +42,7 @@ impl Default for Scenario {
             lb: LbConfig::default(),
             host: HostConfig::default(),
             workload: WorkloadConfig::default(),
+            report: ReportConfig::default(),
             base_dir: PathBuf::from("."),
         }
     }
@@ -212,6 +214,12 @@ pub struct SwitchConfig {
     pub ctrl_buffer_bytes: BufferBytes,
     /// Fixed delay from a packet's arrival to its enqueue at the output port.
     pub forwarding_latency_ns: f64,
+    /// Fault injection: each packet arriving at a switch of `loss_switches` is lost with this
+    /// probability — a data packet as if its queue overflowed (dropped, or trimmed with
+    /// `trim`), an ACK or NACK dropped.
+    pub loss_fraction: f64,
+    /// Switch node ids where `loss_fraction` applies (empty: every switch).
+    pub loss_switches: Vec<u32>,
 }
 
 impl Default for SwitchConfig {
@@ -228,6 +236,8 @@ impl Default for SwitchConfig {
             priority_control: None,
             ctrl_buffer_bytes: BufferBytes::Unlimited,
             forwarding_latency_ns: 0.0,
+            loss_fraction: 0.0,
+            loss_switches: Vec::new(),
         }
     }
 }
@@ -404,6 +414,25 @@ impl Default for WorkloadConfig {
             kind: WorkloadKind::Permutation,
             message_bytes: 1 << 20,
             file: None,
+        }
+    }
+}
+
+/// `[report]`: what `weft run --out` writes besides summary.json and latency.hlog.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReportConfig {
+    /// Sampling interval of `timeseries.csv`, in µs.
+    pub timeseries_us: f64,
+    /// Hosts whose flows' windows are traced in `cwnd.csv` (after every ACK).
+    pub trace_hosts: Vec<u32>,
+}
+
+impl Default for ReportConfig {
+    fn default() -> Self {
+        ReportConfig {
+            timeseries_us: 1.0,
+            trace_hosts: Vec::new(),
         }
     }
 }

@@ -211,6 +211,13 @@ impl Scenario {
                 );
             }
         }
+        if !(0.0..=1.0).contains(&sw.loss_fraction) {
+            bail_field!(
+                "switch.loss_fraction",
+                "must be a probability in [0, 1] (got {})",
+                sw.loss_fraction
+            );
+        }
         if let BufferBytes::Bytes(b) = sw.ctrl_buffer_bytes {
             if b < self.packet.ack_bytes as u64 {
                 bail_field!(
@@ -289,6 +296,13 @@ impl Scenario {
             bail_field!(
                 "switch.ecn",
                 "host.cc = \"dctcp\" reacts only to ECN marks: \"off\" leaves it blind"
+            );
+        }
+        let ts = self.report.timeseries_us;
+        if !ts.is_finite() || ts < 1e-3 || ts > 1e9 {
+            bail_field!(
+                "report.timeseries_us",
+                "must be an interval from 0.001 to 10^9 µs (got {ts})"
             );
         }
         h.dctcp.validate()?;

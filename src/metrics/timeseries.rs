@@ -1,0 +1,164 @@
+//! Time series of a run (`timeseries.csv` with `--out`): every `interval` the queue of every
+//! port is sampled and summed per stage, the stage's cumulative transmission time is read
+//! (its difference between two samples is the utilization over the interval), and payload
+//! bytes delivered are added to the interval they arrived in. Partitions sample their own
+//! nodes at the same instants (before any event at that instant), so sums merged across
+//! partitions and ranks do not depend on the partitioning.
+//!
+//! Also the congestion-window traces of chosen hosts' flows (`cwnd.csv`).
+
+use serde::{Deserialize, Serialize};
+
+/// Samples of one partition (or merged), by sample index and stage.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timeseries {
+    pub interval_ps: u64,
+    pub stages: usize,
+    /// [sample × stages + stage]: Σ queued bytes over the stage's ports at the sample.
+    pub queue_bytes: Vec<u64>,
+    /// Largest port queue of the stage at the sample.
+    pub queue_max_bytes: Vec<u64>,
+    /// Σ transmission time of the stage's ports up to the sample (cumulative).
+    pub busy_ps: Vec<u128>,
+    /// [interval]: payload bytes delivered (first copies) in (i·interval, (i+1)·interval].
+    pub goodput_bytes: Vec<u64>,
+}
+
+impl Timeseries {
+    pub fn new(interval_ps: u64, stages: usize) -> Timeseries {
+        assert!(interval_ps > 0, "a sampling interval is positive");
+        Timeseries {
+            interval_ps,
+            stages,
+            ..Default::default()
+        }
+    }
+
+    fn grow(&mut self, samples: usize) {
+        let n = samples * self.stages;
+        if self.queue_bytes.len() < n {
+            self.queue_bytes.resize(n, 0);
+            self.queue_max_bytes.resize(n, 0);
+            self.busy_ps.resize(n, 0);
+        }
+    }
+
+    /// Adds one port of `stage` to sample `i`.
+    pub fn add_port(&mut self, i: usize, stage: usize, queued_bytes: u64, busy_ps: u64) {
+        self.grow(i + 1);
+        let at = i * self.stages + stage;
+        self.queue_bytes[at] += queued_bytes;
+        self.queue_max_bytes[at] = self.queue_max_bytes[at].max(queued_bytes);
+        self.busy_ps[at] += busy_ps as u128;
+    }
+
+    /// Records payload delivered at `now_ps`.
+    #[inline]
+    pub fn delivered(&mut self, now_ps: u64, bytes: u64) {
+        let i = (now_ps.saturating_sub(1) / self.interval_ps) as usize;
+        if self.goodput_bytes.len() <= i {
+            self.goodput_bytes.resize(i + 1, 0);
+        }
+        self.goodput_bytes[i] += bytes;
+    }
+
+    pub fn merge(&mut self, o: &Timeseries) {
+        assert_eq!((self.interval_ps, self.stages), (o.interval_ps, o.stages));
+        self.grow(o.queue_bytes.len() / self.stages.max(1));
+        for (i, &v) in o.queue_bytes.iter().enumerate() {
+            self.queue_bytes[i] += v;
+            self.queue_max_bytes[i] = self.queue_max_bytes[i].max(o.queue_max_bytes[i]);
+            self.busy_ps[i] += o.busy_ps[i];
+        }
+        if self.goodput_bytes.len() < o.goodput_bytes.len() {
+            self.goodput_bytes.resize(o.goodput_bytes.len(), 0);
+        }
+        for (a, b) in self.goodput_bytes.iter_mut().zip(&o.goodput_bytes) {
+            *a += b;
+        }
+    }
+
+    /// The CSV: one row per sample after the first (time of the sample in µs, then per stage
+    /// utilization over the interval ending there, mean and max port queue in bytes, then the
+    /// goodput over the interval in Gb/s). `ports[s]`: ports of stage s.
+    pub fn to_csv(&self, names: &[&str], ports: &[u64]) -> String {
+        let mut out = String::from("time_us");
+        for n in names {
+            out += &format!(",{n}_util,{n}_queue_avg_bytes,{n}_queue_max_bytes");
+        }
+        out += ",goodput_gbps\n";
+        let samples = self.queue_bytes.len() / self.stages.max(1);
+        let dt = self.interval_ps as f64;
+        for i in 1..samples {
+            out += &format!("{}", i as f64 * dt / 1e6);
+            for s in 0..self.stages {
+                let (now, before) = (i * self.stages + s, (i - 1) * self.stages + s);
+                let p = ports[s].max(1) as f64;
+                let util = (self.busy_ps[now] - self.busy_ps[before]) as f64 / (p * dt);
+                let avg = self.queue_bytes[now] as f64 / p;
+                out += &format!(",{util:.4},{avg:.1},{}", self.queue_max_bytes[now]);
+            }
+            let bytes = self.goodput_bytes.get(i - 1).copied().unwrap_or(0);
+            out += &format!(",{:.3}\n", bytes as f64 * 8.0 / (dt * 1e-12) / 1e9);
+        }
+        out
+    }
+}
+
+/// One point of a flow's window trace, taken after each ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct CwndPoint {
+    pub time_ps: u64,
+    pub host: u32,
+    pub flow: u32,
+    pub cwnd_bytes: u64,
+    pub in_flight_bytes: u64,
+    pub srtt_ps: u64,
+}
+
+/// The CSV of window traces, in time order.
+pub fn cwnd_csv(points: &[CwndPoint]) -> String {
+    let mut out = String::from("time_ns,host,flow,cwnd_bytes,in_flight_bytes,srtt_ns\n");
+    for p in points {
+        out += &format!(
+            "{:.3},{},{},{},{},{:.3}\n",
+            p.time_ps as f64 / 1e3,
+            p.host,
+            p.flow,
+            p.cwnd_bytes,
+            p.in_flight_bytes,
+            p.srtt_ps as f64 / 1e3
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merged_partial_series_equal_one_series_of_everything() {
+        let mut whole = Timeseries::new(1000, 2);
+        let (mut a, mut b) = (Timeseries::new(1000, 2), Timeseries::new(1000, 2));
+        for (i, stage, q, busy) in [
+            (0, 0, 10, 0),
+            (1, 1, 5, 700),
+            (2, 0, 7, 1500),
+            (2, 1, 1, 900),
+        ] {
+            whole.add_port(i, stage, q, busy);
+            if stage == 0 { &mut a } else { &mut b }.add_port(i, stage, q, busy);
+        }
+        whole.delivered(1500, 4096);
+        b.delivered(1500, 4096);
+        a.merge(&b);
+        assert_eq!(a, whole);
+        let csv = a.to_csv(&["x", "y"], &[1, 1]);
+        let rows: Vec<&str> = csv.lines().collect();
+        assert_eq!(rows.len(), 3, "header + samples 1 and 2");
+        // Sample 2: stage x busy 1500 - 0 over 1000 ps = 1.5 (one port, frames attributed
+        // to their end), queue 7; goodput of (1000, 2000]: 4096 B in 1 ns = 32.768 Tb/s.
+        assert_eq!(rows[2], "0.002,1.5000,7.0,7,0.2000,1.0,1,32768.000");
+    }
+}
