@@ -296,7 +296,13 @@ fn transport_params(
     Ok(TransportParams::Reliable {
         params: ReliableParams {
             rto_min_ps: (rto_min_us * PS_PER_US as f64).round() as u64,
-            reorder_pkts: h.reorder_threshold_pkts.unwrap_or(3 + paths),
+            // With trimming every loss is reported by a NACK (UEC htsim runs no reordering
+            // rule then; a trimmed header lost in turn is left to the timer).
+            reorder_pkts: h.reorder_threshold_pkts.unwrap_or(if s.switch.trim {
+                u32::MAX
+            } else {
+                3 + paths
+            }),
         },
         cc,
         ack_coalesce_bytes: h.ack_coalesce_bytes,
