@@ -16,6 +16,9 @@
 //! - `pacing_gap_ps(&self)`: the least gap between two packets of the flow, if the CCA paces.
 
 pub(crate) mod constant;
+pub(crate) mod dctcp;
+pub(crate) mod median;
+pub(crate) mod swift;
 
 use serde::{Deserialize, Serialize};
 
@@ -99,6 +102,9 @@ pub struct LossSignal {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Cc {
     Constant(constant::ConstantWindow),
+    Dctcp(dctcp::Dctcp),
+    /// Swift, or MSwift when it carries a delay history.
+    Swift(swift::Swift),
 }
 
 /// Calls the same method on whichever CCA it is: the one place that lists them.
@@ -106,6 +112,8 @@ macro_rules! each_cc {
     ($self:expr, $c:ident => $call:expr) => {
         match $self {
             Cc::Constant($c) => $call,
+            Cc::Dctcp($c) => $call,
+            Cc::Swift($c) => $call,
         }
     };
 }
@@ -128,5 +136,65 @@ impl Cc {
     #[inline]
     pub fn pacing_gap_ps(&self) -> Option<u64> {
         each_cc!(self, c => c.pacing_gap_ps())
+    }
+}
+
+/// Signals and the fabric the CCA tests share.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::{AckSignal, CcEnv, LossKind, LossSignal, NackSignal};
+    use crate::time::PS_PER_US;
+
+    pub const MTU_BYTES: u64 = 4158;
+    pub const RTT_PS: u64 = 8 * PS_PER_US;
+
+    /// 800 Gb/s, 4158-byte packets (4096 payload), 8 µs RTT, 5 switches, no trimming:
+    /// BDP = 800e9 b/s × 8 µs / 8 = 800 000 bytes.
+    pub fn env() -> CcEnv {
+        let line_rate_bps = 800_000_000_000;
+        let bdp_bytes = line_rate_bps / 8 * RTT_PS / 1_000_000_000_000;
+        CcEnv {
+            mtu_bytes: MTU_BYTES,
+            mss_bytes: 4096,
+            line_rate_bps,
+            base_rtt_ps: RTT_PS,
+            network_rtt_ps: RTT_PS,
+            bdp_bytes,
+            network_bdp_bytes: bdp_bytes,
+            hops: 5,
+            trimming: false,
+        }
+    }
+
+    pub fn ack(now_ps: u64, newly_acked_bytes: u64, ecn: bool, rtt_ps: Option<u64>) -> AckSignal {
+        AckSignal {
+            now_ps,
+            newly_acked_bytes,
+            ecn,
+            rtt_ps,
+            srtt_ps: RTT_PS,
+            in_flight_bytes: 0,
+        }
+    }
+
+    pub fn nack(now_ps: u64) -> NackSignal {
+        NackSignal {
+            now_ps,
+            bytes: MTU_BYTES,
+            last_hop: false,
+            rtt_ps: None,
+            srtt_ps: RTT_PS,
+            in_flight_bytes: 0,
+        }
+    }
+
+    pub fn loss(now_ps: u64, kind: LossKind) -> LossSignal {
+        LossSignal {
+            now_ps,
+            kind,
+            bytes: MTU_BYTES,
+            srtt_ps: RTT_PS,
+            in_flight_bytes: 0,
+        }
     }
 }

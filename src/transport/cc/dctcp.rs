@@ -1,0 +1,359 @@
+//! `host.cc = "dctcp"`: DCTCP's window rules (ALGORITHMS.md B1; Alizadeh et al. SIGCOMM
+//! 2010, RFC 8257), checked against `Broadcom/csg-htsim:sim/dctcp.cpp` and `sim/tcp.cpp`.
+//!
+//! Decisions:
+//! - Units: windows in bytes as packets occupy buffers, MSS of the formulas = `env.mtu_bytes`
+//!   (one full data packet, header included), so a 1-MSS window holds one packet; times in
+//!   ps; cwnd, ssthresh and α are f64 and [`Dctcp::cwnd_bytes`] returns the floor.
+//! - The transport finds losses with SACK (no dupACK counting, no NewReno state machine, C6
+//!   does not apply). So this is DCTCP's window rules on a SACK transport: per ACK, B1 steps
+//!   1–2 counting ACKs as htsim does (`seen += 1` per ACK, `marked += 1` if it echoes ECN; a
+//!   window of ACKs ends when `seen·MTU ≥ past_cwnd`), then slow start (`cwnd +=
+//!   newly_acked`, not past ssthresh) or congestion avoidance (`cwnd += MTU·newly_acked /
+//!   cwnd`).
+//! - A `Reordering` loss is the fast-retransmit reduction, `ssthresh = max(cwnd/2, 2·MTU)`,
+//!   `cwnd = ssthresh` (never raised by it), at most once per srtt (the transport's
+//!   `s.srtt_ps`) in place of NewReno's once per recovery window. A NACK (trimmed packet)
+//!   is the same congestion signal. A `Timeout`: `ssthresh = max(cwnd/2, 2·MTU)`,
+//!   `cwnd = 1·MTU`, always.
+//! - Each reduction, as htsim's `deflate_window`, restarts the α window: the counters are
+//!   cleared and `past_cwnd` is the window before the cut (the ACKs of the data then in
+//!   flight make up the next window).
+//! - α starts at 0 (htsim; RFC 8257 starts at 1). `cut_every_window = true` is htsim's rule
+//!   (cut every window of ACKs while α > 0, marks or not); false is RFC 8257's (cut only
+//!   after a window that saw an ECN echo).
+//! - cwnd never goes below 1 MTU.
+//!
+//! Differences from csg-htsim (besides the SACK transport above):
+//! - htsim's slow start / congestion avoidance (`TcpSrc::inflate_window`) credits the room
+//!   the ACK opened in the window, capped at one MSS per ACK; here the bytes the ACK newly
+//!   acknowledged, uncapped, as B1 step 3 writes it (the transport may coalesce ACKs).
+//! - htsim uses the fixed gain 1/16; here g comes from `[host.dctcp]` (default 1/16).
+//! - htsim's window is integer bytes (each update truncates); here an f64.
+
+use super::{AckSignal, CcEnv, LossKind, LossSignal, NackSignal};
+use crate::scenario::cc::DctcpConfig;
+use serde::{Deserialize, Serialize};
+
+/// htsim's `_past_cwnd` starts at two packets: the first α window is two ACKs long.
+const INITIAL_PAST_CWND_PKTS: f64 = 2.0;
+/// ssthresh after a loss is at least two packets (RFC 5681, htsim `deflate_window`).
+const MIN_SSTHRESH_PKTS: f64 = 2.0;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Dctcp {
+    g: f64,
+    cut_every_window: bool,
+    mtu_bytes: f64,
+    cwnd_bytes: f64,
+    ssthresh_bytes: f64,
+    /// Estimated fraction of marked packets.
+    alpha: f64,
+    /// ACKs seen, and those echoing ECN, in the current α window.
+    acks_seen: u64,
+    acks_marked: u64,
+    /// The window at the start of the current α window: its length in bytes of ACKs.
+    past_cwnd_bytes: f64,
+    /// When the last loss reduction happened (none yet).
+    last_reduction_ps: Option<u64>,
+}
+
+impl Dctcp {
+    pub fn new(cfg: &DctcpConfig, env: &CcEnv) -> Dctcp {
+        let mtu_bytes = env.mtu_bytes as f64;
+        Dctcp {
+            g: cfg.g,
+            cut_every_window: cfg.cut_every_window,
+            mtu_bytes,
+            cwnd_bytes: cfg.init_cwnd_pkts * mtu_bytes,
+            ssthresh_bytes: cfg.init_ssthresh_pkts * mtu_bytes,
+            alpha: 0.0,
+            acks_seen: 0,
+            acks_marked: 0,
+            past_cwnd_bytes: INITIAL_PAST_CWND_PKTS * mtu_bytes,
+            last_reduction_ps: None,
+        }
+    }
+
+    pub fn on_ack(&mut self, s: &AckSignal) {
+        self.count_ack(s.ecn);
+        if self.acks_seen as f64 * self.mtu_bytes >= self.past_cwnd_bytes {
+            self.end_alpha_window();
+        }
+        self.grow(s.newly_acked_bytes as f64);
+    }
+
+    /// A trimmed packet is a congestion loss, like one found by reordering.
+    pub fn on_nack(&mut self, s: &NackSignal) {
+        self.fast_retransmit_cut(s.now_ps, s.srtt_ps);
+    }
+
+    pub fn on_loss(&mut self, s: &LossSignal) {
+        match s.kind {
+            LossKind::Reordering => self.fast_retransmit_cut(s.now_ps, s.srtt_ps),
+            LossKind::Timeout => self.timeout_cut(s.now_ps),
+        }
+    }
+
+    pub fn cwnd_bytes(&self) -> u64 {
+        self.cwnd_bytes as u64
+    }
+
+    pub fn pacing_gap_ps(&self) -> Option<u64> {
+        None
+    }
+
+    /// B1 step 1. An ECN echo also ends slow start: the network is already queueing.
+    fn count_ack(&mut self, ecn: bool) {
+        self.acks_seen += 1;
+        if ecn {
+            self.acks_marked += 1;
+            self.ssthresh_bytes = self.ssthresh_bytes.min(self.cwnd_bytes);
+        }
+    }
+
+    /// B1 step 2: fold the window's marked fraction into α and cut in proportion to it.
+    fn end_alpha_window(&mut self) {
+        let marked_fraction = self.acks_marked as f64 / self.acks_seen as f64;
+        let window_saw_ecn = self.acks_marked > 0;
+        self.alpha = (1.0 - self.g) * self.alpha + self.g * marked_fraction;
+        self.acks_seen = 0;
+        self.acks_marked = 0;
+        if self.alpha > 0.0 && (self.cut_every_window || window_saw_ecn) {
+            self.cwnd_bytes = (self.cwnd_bytes * (1.0 - self.alpha / 2.0)).max(self.mtu_bytes);
+            self.ssthresh_bytes = self.cwnd_bytes;
+        }
+        self.past_cwnd_bytes = self.cwnd_bytes;
+    }
+
+    /// B1 step 3: slow start up to ssthresh, then about one packet per window.
+    fn grow(&mut self, acked_bytes: f64) {
+        if self.cwnd_bytes < self.ssthresh_bytes {
+            let room_bytes = self.ssthresh_bytes - self.cwnd_bytes;
+            self.cwnd_bytes += acked_bytes.min(room_bytes);
+        } else {
+            self.cwnd_bytes += self.mtu_bytes * acked_bytes / self.cwnd_bytes;
+        }
+    }
+
+    /// Halve once per srtt: the losses of one window are one congestion event.
+    fn fast_retransmit_cut(&mut self, now_ps: u64, srtt_ps: u64) {
+        let held_off = self
+            .last_reduction_ps
+            .is_some_and(|t| now_ps.saturating_sub(t) < srtt_ps);
+        if held_off {
+            return;
+        }
+        let before = self.cwnd_bytes;
+        self.lower_ssthresh();
+        self.cwnd_bytes = self.cwnd_bytes.min(self.ssthresh_bytes);
+        self.restart_alpha_window(before, now_ps);
+    }
+
+    /// The retransmission timer fired: nothing is known in flight, restart from one packet.
+    fn timeout_cut(&mut self, now_ps: u64) {
+        let before = self.cwnd_bytes;
+        self.lower_ssthresh();
+        self.cwnd_bytes = self.mtu_bytes;
+        self.restart_alpha_window(before, now_ps);
+    }
+
+    fn lower_ssthresh(&mut self) {
+        self.ssthresh_bytes = (self.cwnd_bytes / 2.0).max(MIN_SSTHRESH_PKTS * self.mtu_bytes);
+    }
+
+    /// htsim's `deflate_window`: the next α window counts the ACKs of the data in flight
+    /// at the cut, `before_bytes` of it.
+    fn restart_alpha_window(&mut self, before_bytes: f64, now_ps: u64) {
+        self.acks_seen = 0;
+        self.acks_marked = 0;
+        self.past_cwnd_bytes = before_bytes;
+        self.last_reduction_ps = Some(now_ps);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{ack, env, loss, nack, MTU_BYTES, RTT_PS};
+    use super::*;
+    use crate::time::PS_PER_US;
+    use rand::Rng;
+    use rand_pcg::Pcg32;
+
+    const MTU: f64 = MTU_BYTES as f64;
+
+    fn dctcp(cut_every_window: bool) -> Dctcp {
+        let cfg = DctcpConfig {
+            cut_every_window,
+            ..DctcpConfig::default()
+        };
+        Dctcp::new(&cfg, &env())
+    }
+
+    /// ACKs (each for `acked_bytes`) until the α window closes; returns how many it took.
+    fn ack_one_window(d: &mut Dctcp, ecn: bool, acked_bytes: u64) -> u32 {
+        for n in 1..=100_000 {
+            d.on_ack(&ack(0, acked_bytes, ecn, Some(RTT_PS)));
+            if d.acks_seen == 0 {
+                return n;
+            }
+        }
+        panic!("the α window never closed");
+    }
+
+    #[test]
+    fn alpha_after_n_fully_marked_windows_is_one_minus_15_16_to_the_n() {
+        // α_n = 15/16·α_{n−1} + 1/16 from α_0 = 0: 0.0625, 0.12109375, 0.176025390625,
+        // 0.2275238037109375, 0.2758035659790039.
+        let expected = [
+            0.0625,
+            0.12109375,
+            0.176025390625,
+            0.2275238037109375,
+            0.2758035659790039,
+        ];
+        let mut d = dctcp(true);
+        for (n, want) in (1..=5).zip(expected) {
+            ack_one_window(&mut d, true, MTU_BYTES);
+            let closed_form = 1.0 - (15.0f64 / 16.0).powi(n);
+            assert!(
+                (d.alpha - closed_form).abs() < 1e-12,
+                "n = {n}: α {}",
+                d.alpha
+            );
+            assert!((d.alpha - want).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn unmarked_windows_at_alpha_zero_never_cut() {
+        let mut d = dctcp(true);
+        // Without growth (duplicate ACKs) the window stays exactly 10 MTU = 41 580 B.
+        for _ in 0..5 {
+            ack_one_window(&mut d, false, 0);
+            assert_eq!(d.alpha, 0.0);
+            assert_eq!(d.cwnd_bytes(), 41_580);
+        }
+        // With growth it only ever grows.
+        let mut last = d.cwnd_bytes();
+        for _ in 0..20 {
+            ack_one_window(&mut d, false, MTU_BYTES);
+            assert!(d.cwnd_bytes() >= last);
+            last = d.cwnd_bytes();
+        }
+        assert!(last > 41_580);
+    }
+
+    #[test]
+    fn the_cut_is_cwnd_times_one_minus_half_alpha() {
+        let mut d = dctcp(true);
+        // The first α window is 2 ACKs (past_cwnd starts at 2 MTU); all marked: α = 1/16,
+        // cwnd = 41 580 × (1 − 1/32) = 40 280.625 B and ssthresh follows it.
+        assert_eq!(ack_one_window(&mut d, true, 0), 2);
+        assert_eq!(d.cwnd_bytes, 40_280.625);
+        assert_eq!(d.ssthresh_bytes, 40_280.625);
+        // Next window: ⌈40 280.625 / 4158⌉ = 10 ACKs, α = 0.12109375,
+        // cwnd = 40 280.625 × (1 − 0.060546875) = 37 841.759033203125 B.
+        assert_eq!(ack_one_window(&mut d, true, 0), 10);
+        assert!((d.cwnd_bytes - 37_841.759033203125).abs() < 1e-9);
+        assert_eq!(d.cwnd_bytes(), 37_841);
+    }
+
+    #[test]
+    fn rfc8257_mode_cuts_only_after_a_marked_window() {
+        let mut htsim = dctcp(true);
+        let mut rfc = dctcp(false);
+        for d in [&mut htsim, &mut rfc] {
+            // One marked window: α = 1/16, both cut to 40 280.625 B.
+            ack_one_window(d, true, 0);
+            assert_eq!(d.cwnd_bytes, 40_280.625);
+            // One unmarked window: α = 15/16 · 1/16 = 0.05859375 > 0.
+            ack_one_window(d, false, 0);
+            assert_eq!(d.alpha, 0.05859375);
+        }
+        // htsim cuts anyway: 40 280.625 × (1 − 0.029296875) = 39 100.528564453125 B.
+        assert!((htsim.cwnd_bytes - 39_100.528564453125).abs() < 1e-9);
+        // RFC 8257 leaves the window alone.
+        assert_eq!(rfc.cwnd_bytes, 40_280.625);
+    }
+
+    #[test]
+    fn slow_start_doubles_per_window_of_acks() {
+        let mut d = dctcp(true);
+        // 10 → 20 → 40 → 80 packets: a window's ACKs each add the packet they acknowledge.
+        for pkts in [10u64, 20, 40] {
+            assert_eq!(d.cwnd_bytes(), pkts * MTU_BYTES);
+            for _ in 0..pkts {
+                d.on_ack(&ack(0, MTU_BYTES, false, Some(RTT_PS)));
+            }
+        }
+        assert_eq!(d.cwnd_bytes(), 80 * MTU_BYTES);
+        // ssthresh (100 packets) stops slow start: 80 more ACKs take it to 100 packets, then
+        // congestion avoidance adds about MTU²/cwnd per ACK (< 1 packet for the rest).
+        for _ in 0..80 {
+            d.on_ack(&ack(0, MTU_BYTES, false, Some(RTT_PS)));
+        }
+        assert!(d.cwnd_bytes > 100.0 * MTU && d.cwnd_bytes < 101.0 * MTU);
+    }
+
+    #[test]
+    fn loss_reductions_happen_at_most_once_per_srtt() {
+        let mut d = dctcp(true);
+        let t0 = 100 * PS_PER_US;
+        // 41 580 B halves to 20 790 B (ssthresh = max(20 790, 8316)).
+        d.on_loss(&loss(t0, LossKind::Reordering));
+        assert_eq!(d.cwnd_bytes, 20_790.0);
+        assert_eq!(d.ssthresh_bytes, 20_790.0);
+        // Within srtt = 8 µs further losses and NACKs change nothing.
+        d.on_loss(&loss(t0 + 4 * PS_PER_US, LossKind::Reordering));
+        d.on_nack(&nack(t0 + RTT_PS - 1));
+        assert_eq!(d.cwnd_bytes, 20_790.0);
+        // One srtt later a NACK halves again: 10 395 B.
+        d.on_nack(&nack(t0 + RTT_PS));
+        assert_eq!(d.cwnd_bytes, 10_395.0);
+        // A timeout is never held off: cwnd = 1 MTU, ssthresh = max(5197.5, 8316) = 8316.
+        d.on_loss(&loss(t0 + RTT_PS + 1, LossKind::Timeout));
+        assert_eq!(d.cwnd_bytes, MTU);
+        assert_eq!(d.ssthresh_bytes, 2.0 * MTU);
+        // A reduction never raises the window: at 1 MTU, ssthresh = 2 MTU but cwnd stays.
+        d.on_loss(&loss(t0 + 3 * RTT_PS, LossKind::Reordering));
+        assert_eq!(d.cwnd_bytes, MTU);
+    }
+
+    #[test]
+    fn a_reduction_restarts_the_alpha_window() {
+        let mut d = dctcp(true);
+        d.on_ack(&ack(0, 0, true, Some(RTT_PS)));
+        assert_eq!(d.acks_seen, 1);
+        d.on_loss(&loss(0, LossKind::Reordering));
+        // Counters cleared, and the next window counts the 41 580 B in flight at the cut.
+        assert_eq!((d.acks_seen, d.acks_marked), (0, 0));
+        assert_eq!(d.past_cwnd_bytes, 41_580.0);
+    }
+
+    #[test]
+    fn cwnd_never_drops_below_one_mtu_under_random_signals() {
+        let mut rng = Pcg32::new(13, 7);
+        let mut d = dctcp(true);
+        let mut now_ps = 0;
+        let mut lowest = u64::MAX;
+        for _ in 0..20_000 {
+            now_ps += rng.gen_range(0..2 * PS_PER_US);
+            match rng.gen_range(0..10) {
+                0 => d.on_loss(&loss(now_ps, LossKind::Timeout)),
+                1 => d.on_loss(&loss(now_ps, LossKind::Reordering)),
+                2 => d.on_nack(&nack(now_ps)),
+                // Mostly marked ACKs drive α toward 1 and the cut toward cwnd/2.
+                _ => {
+                    let acked = rng.gen_range(0..=2 * MTU_BYTES);
+                    d.on_ack(&ack(now_ps, acked, rng.gen_bool(0.8), Some(RTT_PS)));
+                }
+            }
+            assert!(d.cwnd_bytes() >= MTU_BYTES, "cwnd {} < 1 MTU", d.cwnd_bytes);
+            lowest = lowest.min(d.cwnd_bytes());
+        }
+        // The floor was reached, so the check above was exercised at the edge.
+        assert_eq!(lowest, MTU_BYTES);
+        assert!(d.alpha > 0.5);
+    }
+}
