@@ -334,3 +334,42 @@ fn zero_lookahead_fails_on_every_rank_with_one_message() {
         "{errs:?}"
     );
 }
+
+#[test]
+fn lossy_congestion_controlled_runs_are_identical_for_any_ranks_and_threads() {
+    // Retransmission timers, NACKs, trimming, ECN ramps (switch RNG) and the time series:
+    // summary.json, latency.hlog and timeseries.csv match one process on 2 and 4 ranks.
+    if !mpi_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let p = dir.path().join("cc.toml");
+    std::fs::write(
+        &p,
+        "seed = 3\n[topology]\nk = 4\n[lb]\npolicy = \"rps\"\n[host]\ncc = \"dctcp\"\n\
+         [switch]\nbuffer_bytes = 60000\ntrim = true\necn = \"ramp\"\nloss_fraction = 0.01\n\
+         [workload]\nmessage_bytes = 262144\n[report]\ntimeseries_us = 1.0\n",
+    )
+    .unwrap();
+    let s = p.to_str().unwrap().to_string();
+    let o = standalone(&["run", &s, "--out", &out("ref")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let reference = outputs(&dir.path().join("ref"));
+    let series = std::fs::read(dir.path().join("ref/timeseries.csv")).unwrap();
+    let p = &reference.0["packets"];
+    assert!(p["trimmed"].as_u64().unwrap() > 0 && p["retransmissions"].as_u64().unwrap() > 0);
+    for (n, threads) in [(2, "1"), (4, "1"), (2, "2")] {
+        let name = format!("cc-n{n}t{threads}");
+        let o = mpirun(n, &["run", &s, "--threads", threads, "--out", &out(&name)]);
+        assert!(
+            o.status.success(),
+            "mpirun -n {n}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let got = outputs(&dir.path().join(&name));
+        assert_eq!(got, reference, "mpirun -n {n} --threads {threads}");
+        let got_series = std::fs::read(dir.path().join(&name).join("timeseries.csv")).unwrap();
+        assert_eq!(got_series, series, "timeseries.csv, mpirun -n {n}");
+    }
+}

@@ -84,7 +84,10 @@ impl CcChoice {
             CcChoice::Constant { cwnd_bytes } => {
                 cc::Cc::Constant(cc::constant::ConstantWindow::new(*cwnd_bytes))
             }
-            _ => todo_cc(self),
+            CcChoice::Dctcp(cfg) => cc::Cc::Dctcp(cc::dctcp::Dctcp::new(cfg, env)),
+            CcChoice::Swift(cfg) => cc::Cc::Swift(cc::swift::Swift::new(cfg, env, None)),
+            CcChoice::Mswift(cfg, m) => cc::Cc::Swift(cc::swift::Swift::new(cfg, env, Some(m))),
+            CcChoice::Nscc(_) => todo_cc(self),
         }
     }
 }

@@ -313,7 +313,9 @@ impl Reliable {
     /// Declares lost every packet sent once that lies more than `reorder_pkts` below the
     /// highest acknowledged one.
     fn apply_reordering_rule(&mut self, now_ps: u64) -> u32 {
-        let bound = self.acked_top.saturating_sub(self.reorder_pkts.saturating_add(1));
+        let bound = self
+            .acked_top
+            .saturating_sub(self.reorder_pkts.saturating_add(1));
         let mut lost = 0;
         for seq in self.reorder_scan.max(self.base)..bound {
             let r = self.record(seq).expect("below the top sent");
