@@ -16,6 +16,7 @@
 //! - `pacing_gap_ps(&self)`: the least gap between two packets of the flow, if the CCA paces.
 
 pub(crate) mod constant;
+pub(crate) mod nscc;
 
 use serde::{Deserialize, Serialize};
 
@@ -96,9 +97,13 @@ pub struct LossSignal {
 }
 
 /// A flow's congestion controller: one variant per CCA.
+// The CCAs that adapt carry a few hundred bytes of state each; only `Constant` is small.
+// Boxing them would add a pointer chase on every ACK for no saving.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Cc {
     Constant(constant::ConstantWindow),
+    Nscc(nscc::Nscc),
 }
 
 /// Calls the same method on whichever CCA it is: the one place that lists them.
@@ -106,6 +111,7 @@ macro_rules! each_cc {
     ($self:expr, $c:ident => $call:expr) => {
         match $self {
             Cc::Constant($c) => $call,
+            Cc::Nscc($c) => $call,
         }
     };
 }
