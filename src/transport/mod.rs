@@ -87,14 +87,9 @@ impl CcChoice {
             CcChoice::Dctcp(cfg) => cc::Cc::Dctcp(cc::dctcp::Dctcp::new(cfg, env)),
             CcChoice::Swift(cfg) => cc::Cc::Swift(cc::swift::Swift::new(cfg, env, None)),
             CcChoice::Mswift(cfg, m) => cc::Cc::Swift(cc::swift::Swift::new(cfg, env, Some(m))),
-            CcChoice::Nscc(_) => todo_cc(self),
+            CcChoice::Nscc(cfg) => cc::Cc::Nscc(cc::nscc::Nscc::new(cfg, env)),
         }
     }
-}
-
-#[cold]
-fn todo_cc(c: &CcChoice) -> cc::Cc {
-    unreachable!("CCA {c:?} is not linked in yet")
 }
 
 impl Sender {

@@ -18,6 +18,7 @@
 pub(crate) mod constant;
 pub(crate) mod dctcp;
 pub(crate) mod median;
+pub(crate) mod nscc;
 pub(crate) mod swift;
 
 use serde::{Deserialize, Serialize};
@@ -99,12 +100,16 @@ pub struct LossSignal {
 }
 
 /// A flow's congestion controller: one variant per CCA.
+// The CCAs that adapt carry a few hundred bytes of state each; only `Constant` is small.
+// Boxing them would add a pointer chase on every ACK for no saving.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Cc {
     Constant(constant::ConstantWindow),
     Dctcp(dctcp::Dctcp),
     /// Swift, or MSwift when it carries a delay history.
     Swift(swift::Swift),
+    Nscc(nscc::Nscc),
 }
 
 /// Calls the same method on whichever CCA it is: the one place that lists them.
@@ -114,6 +119,7 @@ macro_rules! each_cc {
             Cc::Constant($c) => $call,
             Cc::Dctcp($c) => $call,
             Cc::Swift($c) => $call,
+            Cc::Nscc($c) => $call,
         }
     };
 }
