@@ -13,10 +13,14 @@ pub struct DctcpConfig {
     pub g: f64,
     /// Initial window, in data packets (htsim `main_dctcp`: 10).
     pub init_cwnd_pkts: f64,
-    /// Initial slow-start threshold, in data packets (htsim TCP: 100).
-    pub init_ssthresh_pkts: f64,
+    /// Initial slow-start threshold, in data packets. Unset: unlimited (RFC 5681: slow
+    /// start ends at the first ECN echo or loss). htsim's TCP uses 100, which at 800 Gb/s
+    /// leaves a lone flow at 2/3 of line rate for hundreds of round trips.
+    pub init_ssthresh_pkts: Option<f64>,
     /// Cut the window every window of ACKs while α > 0 (htsim), instead of only after a
-    /// window that saw an ECN echo (RFC 8257).
+    /// window that saw an ECN echo (the DCTCP paper and RFC 8257, the default: with the
+    /// htsim rule an 8-to-1 incast at 800 Gb/s keeps its queue at a quarter of the threshold
+    /// and loses a tenth of the link).
     pub cut_every_window: bool,
 }
 
@@ -25,8 +29,8 @@ impl Default for DctcpConfig {
         DctcpConfig {
             g: 1.0 / 16.0,
             init_cwnd_pkts: 10.0,
-            init_ssthresh_pkts: 100.0,
-            cut_every_window: true,
+            init_ssthresh_pkts: None,
+            cut_every_window: false,
         }
     }
 }
@@ -182,12 +186,15 @@ impl DctcpConfig {
             self.init_cwnd_pkts >= 1.0,
             "at least 1 packet",
         )?;
-        check(
-            "host.dctcp.init_ssthresh_pkts",
-            self.init_ssthresh_pkts,
-            self.init_ssthresh_pkts >= 1.0,
-            "at least 1 packet",
-        )
+        match self.init_ssthresh_pkts {
+            Some(v) => check(
+                "host.dctcp.init_ssthresh_pkts",
+                v,
+                v >= 1.0,
+                "at least 1 packet",
+            ),
+            None => Ok(()),
+        }
     }
 }
 
