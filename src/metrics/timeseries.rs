@@ -91,9 +91,9 @@ impl Timeseries {
         let dt = self.interval_ps as f64;
         for i in 1..samples {
             out += &format!("{}", i as f64 * dt / 1e6);
-            for s in 0..self.stages {
+            for (s, &stage_ports) in ports.iter().enumerate().take(self.stages) {
                 let (now, before) = (i * self.stages + s, (i - 1) * self.stages + s);
-                let p = ports[s].max(1) as f64;
+                let p = stage_ports.max(1) as f64;
                 let util = (self.busy_ps[now] - self.busy_ps[before]) as f64 / (p * dt);
                 let avg = self.queue_bytes[now] as f64 / p;
                 out += &format!(",{util:.4},{avg:.1},{}", self.queue_max_bytes[now]);

@@ -299,7 +299,7 @@ impl Scenario {
             );
         }
         let ts = self.report.timeseries_us;
-        if !ts.is_finite() || ts < 1e-3 || ts > 1e9 {
+        if !(1e-3..=1e9).contains(&ts) {
             bail_field!(
                 "report.timeseries_us",
                 "must be an interval from 0.001 to 10^9 µs (got {ts})"

@@ -96,7 +96,7 @@ mod tests {
     fn coalesces_in_order_data_and_acks_at_once_on_gaps_duplicates_and_requests() {
         let mut r = Receiver::default();
         let calm = Urgent::default();
-        let mut ack = |r: &mut Receiver, seq, urgent| r.on_reliable_data(seq, 11, 100, urgent, 300);
+        let ack = |r: &mut Receiver, seq, urgent| r.on_reliable_data(seq, 11, 100, urgent, 300);
         assert!(ack(&mut r, 0, calm).ack_now, "first packet");
         assert!(!ack(&mut r, 1, calm).ack_now);
         assert!(!ack(&mut r, 2, calm).ack_now);
