@@ -71,8 +71,7 @@ impl QueueDiscipline {
 
     fn admit_ctrl(&self, port: &mut Port, pkt: Packet, now_ps: u64) -> Admission {
         if port.ctrl_bytes + pkt.size_bytes as u64 > self.ctrl_buffer_bytes {
-            port.stats.drops = port.stats.drops.saturating_add(1);
-            return Admission::Dropped;
+            return dropped(port);
         }
         port.push_ctrl(pkt, now_ps);
         Admission::Enqueued { marked: false }
@@ -90,8 +89,7 @@ impl QueueDiscipline {
         rng: &mut Pcg32,
     ) -> Admission {
         if pkt.is_control() {
-            port.stats.drops = port.stats.drops.saturating_add(1);
-            return Admission::Dropped;
+            return dropped(port);
         }
         let forced = QueueDiscipline {
             overflow: match self.overflow {
@@ -121,8 +119,7 @@ impl QueueDiscipline {
             evict_queued,
         } = self.overflow
         else {
-            port.stats.drops = port.stats.drops.saturating_add(1);
-            return Admission::Dropped;
+            return dropped(port);
         };
         let trim = |mut p: Packet| {
             p.size_bytes = trim_bytes.min(p.size_bytes);
@@ -131,8 +128,7 @@ impl QueueDiscipline {
         };
         if !pkt.is_data() || pkt.is_trimmed() {
             // Without a priority queue there is no room for control packets: drop.
-            port.stats.drops = port.stats.drops.saturating_add(1);
-            return Admission::Dropped;
+            return dropped(port);
         }
         port.stats.trims = port.stats.trims.saturating_add(1);
         if evict_queued && rng.gen_bool(0.5) {
@@ -174,6 +170,12 @@ impl QueueDiscipline {
         }
         marked
     }
+}
+
+/// Counts a drop at `port`.
+fn dropped(port: &mut Port) -> Admission {
+    port.stats.drops = port.stats.drops.saturating_add(1);
+    Admission::Dropped
 }
 
 #[inline]
