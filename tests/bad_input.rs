@@ -1009,6 +1009,19 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &["host.cc=nscc", "host.reorder_threshold_pkts=-1"],
             &["host.reorder_threshold_pkts"],
         ),
+        (
+            &["host.ack_coalesce_bytes=16384"],
+            &["host.ack_coalesce_bytes", "reliable transport"],
+        ),
+        (
+            &["host.rto_min_us=50"],
+            &["host.rto_min_us", "reliable transport"],
+        ),
+        (&["report.timeseries_us=0"], &["report.timeseries_us"]),
+        (
+            &["report.trace_hosts=[99]"],
+            &["report.trace_hosts", "not a host"],
+        ),
     ];
     for (sets, needles) in cases {
         let extra: Vec<&str> = sets.iter().flat_map(|s| ["--set", s]).collect();

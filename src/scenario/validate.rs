@@ -292,6 +292,23 @@ impl Scenario {
                 );
             }
         }
+        if h.cc == CcKind::None {
+            // Fields of the reliable transport would be silently ignored.
+            let unused = [
+                ("host.rto_min_us", h.rto_min_us.is_some()),
+                ("host.ack_coalesce_bytes", h.ack_coalesce_bytes > 0),
+                (
+                    "host.reorder_threshold_pkts",
+                    h.reorder_threshold_pkts.is_some(),
+                ),
+            ];
+            if let Some((field, _)) = unused.iter().find(|(_, set)| *set) {
+                bail_field!(
+                    *field,
+                    "only used with a reliable transport (host.cc other than \"none\")"
+                );
+            }
+        }
         if h.cc == CcKind::Dctcp && self.switch.ecn == EcnMode::Off {
             bail_field!(
                 "switch.ecn",
