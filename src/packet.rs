@@ -66,6 +66,11 @@ pub mod flags {
     /// On data: the sender asks for an immediate ACK (last packet, window full,
     /// retransmission), as UEC's AR flag.
     pub const ACK_REQ: u8 = 16;
+    /// On data: which transmission of its sequence number this is, modulo 4 (bits 6-7); an
+    /// ACK or NACK echoes the bits of the packet it answers, so the sender knows which
+    /// transmission an RTT sample belongs to (as UEC's rtx-echo bit and TCP timestamps).
+    pub const TX_SHIFT: u32 = 6;
+    pub const TX_MASK: u8 = 0b1100_0000;
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

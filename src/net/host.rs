@@ -249,7 +249,7 @@ impl Host {
             seq: pkt.seq,
             cumulative: rcv.received.cumulative(),
             sack: rcv.received.sack_above_cumulative(),
-            flags: echo | (pkt.flags & flags::LAST_HOP),
+            flags: echo | (pkt.flags & (flags::LAST_HOP | flags::TX_MASK)),
         };
         self.reply(m, &pkt, reply);
     }
@@ -276,6 +276,7 @@ impl Host {
             sack: pkt.sack(),
             ecn_echo: pkt.flags & flags::ECN_ECHO != 0,
             entropy: pkt.entropy,
+            tx_echo: (pkt.flags & flags::TX_MASK) >> flags::TX_SHIFT,
         };
         let was_complete = f.sender.is_complete();
         let newly = match &mut f.sender {
@@ -327,7 +328,10 @@ impl Host {
         let i = pkt.flow_index;
         let last_hop = pkt.flags & flags::LAST_HOP != 0;
         let fresh = match self.flows.get_mut(i as usize).map(|f| &mut f.sender) {
-            Some(Sender::Reliable(s)) => s.on_nack(pkt.seq, last_hop, now_ps),
+            Some(Sender::Reliable(s)) => {
+                let tx_echo = (pkt.flags & flags::TX_MASK) >> flags::TX_SHIFT;
+                s.on_nack(pkt.seq, tx_echo, last_hop, now_ps)
+            }
             _ => false,
         };
         if !fresh {
@@ -555,8 +559,20 @@ impl Host {
             via,
             entropy,
             kind: PacketKind::Data,
-            flags: if send.ack_req { flags::ACK_REQ } else { 0 },
+            flags: self.data_flags(m, &send),
         })
+    }
+}
+
+impl Host {
+    /// Flags of a data packet: under the reliable transport, the ACK request and the
+    /// transmission number (the paced transport's packets carry none, as before).
+    fn data_flags(&self, m: &Model, send: &crate::transport::Send) -> u8 {
+        if !m.transport.is_reliable() {
+            return 0;
+        }
+        let req = if send.ack_req { flags::ACK_REQ } else { 0 };
+        req | (send.tx & 3) << flags::TX_SHIFT
     }
 }
 

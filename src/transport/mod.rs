@@ -35,6 +35,8 @@ pub struct AckInfo {
     /// Entropy value the ACK carried: the acknowledged data packet's for policies whose ACKs
     /// echo it (ECMP, and every reliable transport), the ACK's own under RPS with `cc = none`.
     pub entropy: u16,
+    /// Transmission number (modulo 4) of the data packet this ACK answers.
+    pub tx_echo: u8,
 }
 
 /// Which CCA a reliable flow runs, with its parameters.
@@ -125,6 +127,7 @@ impl Sender {
                 seq,
                 retransmission: false,
                 ack_req: false,
+                tx: 1,
             }),
             Sender::Reliable(s) => s.next_seq(now_ps),
         }

@@ -85,6 +85,7 @@ mod tests {
             sack: 0,
             ecn_echo: false,
             entropy: 0,
+            tx_echo: 1,
         }
     }
 

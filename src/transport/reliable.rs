@@ -10,8 +10,10 @@
 //! - **ACKs** acknowledge everything below their cumulative point, every SACK bit, and the
 //!   packet they answer. `in_flight` drops by the bytes of each outstanding packet
 //!   acknowledged (a packet acknowledged while queued for retransmission is simply taken off
-//!   the queue). RTT samples come from the answered packet's record, only if it was sent
-//!   once (Karn's rule: the sample of a retransmitted packet is ambiguous).
+//!   the queue). RTT samples come from the answered packet's record when the ACK echoes the
+//!   number of its latest transmission (modulo 4; an ACK for an earlier transmission gives
+//!   none): UEC's rtx-echo rule generalized, where Karn's rule would leave a flow whose every
+//!   packet was retransmitted without samples (Swift's window then never grows).
 //! - **NACK**: the packet is lost; it is retransmitted before any new packet.
 //! - **Timeout**: one timer per flow, due `rto` after the oldest outstanding transmission
 //!   (send order is kept in a FIFO, so finding the oldest is O(1) amortized). Every
@@ -64,6 +66,8 @@ pub struct Send {
     /// Ask the receiver for an immediate ACK: a retransmission, the last packet, or the
     /// window is full after it.
     pub ack_req: bool,
+    /// Which transmission of `seq` this is (1 for the first).
+    pub tx: u8,
 }
 
 /// A packet declared lost by the timer: its sequence number and entropy (for LB feedback).
@@ -186,10 +190,12 @@ impl Reliable {
         let window_full = self
             .candidate()
             .is_some_and(|next| self.in_flight_bytes + self.size(next) > self.cc.cwnd_bytes());
+        let tx = self.record(seq).expect("just sent").tx;
         Some(Send {
             seq,
             retransmission,
             ack_req: retransmission || seq + 1 == self.packets || window_full,
+            tx,
         })
     }
 
@@ -259,7 +265,7 @@ impl Reliable {
     pub fn on_ack(&mut self, ack: &AckInfo, now_ps: u64) -> AckEffect {
         let rtt_ps = self
             .record(ack.seq)
-            .filter(|r| r.state != State::Acked && r.tx == 1)
+            .filter(|r| r.state != State::Acked && r.tx & 3 == ack.tx_echo & 3)
             .map(|r| now_ps.saturating_sub(r.sent_ps));
         if let Some(r) = rtt_ps {
             self.rtt_sample(r);
@@ -364,13 +370,13 @@ impl Reliable {
         self.rto_min_ps.max(self.srtt_ps + 4 * self.rttvar_ps)
     }
 
-    /// A trimmed packet's NACK; returns false if the packet was not outstanding (late or
-    /// duplicate NACK).
-    pub fn on_nack(&mut self, seq: u32, last_hop: bool, now_ps: u64) -> bool {
+    /// A trimmed packet's NACK (echoing transmission `tx_echo`); returns false if the
+    /// packet was not outstanding (late or duplicate NACK).
+    pub fn on_nack(&mut self, seq: u32, tx_echo: u8, last_hop: bool, now_ps: u64) -> bool {
         let Some(r) = self.record(seq).filter(|r| r.state == State::Outstanding) else {
             return false;
         };
-        let rtt_ps = (r.tx == 1).then(|| now_ps.saturating_sub(r.sent_ps));
+        let rtt_ps = (r.tx & 3 == tx_echo & 3).then(|| now_ps.saturating_sub(r.sent_ps));
         self.declare_lost(seq);
         self.cc.on_nack(&NackSignal {
             now_ps,
@@ -436,6 +442,7 @@ mod tests {
         Reliable::new(packets, 100, 40, 500, &PARAMS, cc)
     }
 
+    /// An ACK answering the first transmission of `seq`.
     fn ack(seq: u32, cumulative: u32, sack: u64) -> AckInfo {
         AckInfo {
             seq,
@@ -443,6 +450,7 @@ mod tests {
             sack,
             ecn_echo: false,
             entropy: 0,
+            tx_echo: 1,
         }
     }
 
@@ -471,7 +479,8 @@ mod tests {
             [Send {
                 seq: 4,
                 retransmission: false,
-                ack_req: true
+                ack_req: true,
+                tx: 1,
             }]
         );
         assert_eq!(f.in_flight_bytes(), 240);
@@ -496,8 +505,8 @@ mod tests {
     fn a_nack_retransmits_that_packet_before_new_data() {
         let mut f = flow(10, 4);
         send_all(&mut f, 0);
-        assert!(f.on_nack(1, false, 50));
-        assert!(!f.on_nack(1, false, 51), "a second NACK is stale");
+        assert!(f.on_nack(1, 1, false, 50));
+        assert!(!f.on_nack(1, 1, false, 51), "a second NACK is stale");
         assert_eq!(f.in_flight_bytes(), 300);
         let s = f.next_seq(60).unwrap();
         assert_eq!(
@@ -505,7 +514,8 @@ mod tests {
             Send {
                 seq: 1,
                 retransmission: true,
-                ack_req: true
+                ack_req: true,
+                tx: 2,
             }
         );
         // Acknowledged later, it counts once.
@@ -547,7 +557,26 @@ mod tests {
         f.on_ack(&ack(1, 0, 0), 1_300);
         // First sample 900: srtt 900, rttvar 450, rto = 900 + 4·450 = 2 700 after 1 200.
         assert_eq!(f.rto_deadline_ps(), Some(3_900));
-        // No RTT sample from the retransmitted packet (Karn): the estimate moved only once.
         assert_eq!(f.srtt_ps(), 900);
+    }
+
+    #[test]
+    fn rtt_samples_come_only_from_acks_of_the_latest_transmission() {
+        let echo = |f: &mut Reliable, tx_echo, now| {
+            let mut a = ack(0, 0, 0);
+            a.tx_echo = tx_echo;
+            f.on_ack(&a, now);
+        };
+        for (tx_echo, srtt) in [(1, 500), (2, 300)] {
+            let mut f = flow(2, 2);
+            f.next_seq(0);
+            f.on_timeout(1_000);
+            assert_eq!(f.next_seq(1_200).unwrap().tx, 2);
+            // Acknowledged at 1 500: for the first transmission the sample would be 1 500
+            // (ambiguous, not taken: srtt keeps its initial base RTT of 500); for the
+            // retransmission it is 300.
+            echo(&mut f, tx_echo, 1_500);
+            assert_eq!(f.srtt_ps(), srtt, "echo of transmission {tx_echo}");
+        }
     }
 }
