@@ -27,10 +27,31 @@ struct FlowSender {
     path: FlowPath,
     /// The flow is in the NIC's round-robin (it has, or may have, a packet to send).
     in_rotation: bool,
-    /// Retransmission timer (reliable transports).
+    /// The flow's timers (reliable transports only: a paced all-to-all keeps millions of
+    /// flows, which should not pay for them).
+    timers: Option<Box<FlowTimers>>,
+}
+
+/// Timers of a reliable flow.
+#[derive(Default, Serialize, Deserialize)]
+struct FlowTimers {
+    /// Retransmission timer.
     rto: TimerSlot,
     /// End of the CCA's pacing gap.
     pace: TimerSlot,
+}
+
+impl FlowSender {
+    fn timers(&mut self) -> &mut FlowTimers {
+        self.timers.as_mut().expect("reliable flows have timers")
+    }
+
+    /// Whether the flow waits for the end of a pacing gap.
+    fn pacing(&self) -> bool {
+        self.timers
+            .as_ref()
+            .is_some_and(|t| t.pace.at_ps != NEVER_PS)
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -354,7 +375,7 @@ impl Host {
     fn after_progress<S: Scheduler>(&mut self, i: u32, out: &mut S) -> bool {
         let f = &mut self.flows[i as usize];
         arm_rto(&mut self.timers, self.id, i, f, out);
-        let readmit = f.sender.has_data() && !f.in_rotation && f.pace.at_ps == NEVER_PS;
+        let readmit = f.sender.has_data() && !f.in_rotation && !f.pacing();
         if readmit {
             f.in_rotation = true;
             self.nic.active.push_back(i);
@@ -391,10 +412,10 @@ impl Host {
             }
             TimerKind::Rto => {
                 let f = flow.expect("timers belong to started flows");
-                if !f.rto.fires(gen) {
+                if !f.timers().rto.fires(gen) {
                     return;
                 }
-                f.rto.clear();
+                f.timers().rto.clear();
                 let Sender::Reliable(s) = &mut f.sender else {
                     unreachable!("only reliable flows arm timers")
                 };
@@ -407,10 +428,10 @@ impl Host {
             }
             TimerKind::FlowPace => {
                 let f = flow.expect("timers belong to started flows");
-                if !f.pace.fires(gen) {
+                if !f.timers().pace.fires(gen) {
                     return;
                 }
-                f.pace.clear();
+                f.timers().pace.clear();
                 self.after_progress(arg as u32, out);
             }
             TimerKind::NicWake => return, // superseded by an earlier wake-up
@@ -451,8 +472,7 @@ impl Host {
                 sender: Sender::new(&m.transport, packets as u32, full, last, &env),
                 path,
                 in_rotation: true,
-                rto: TimerSlot::default(),
-                pace: TimerSlot::default(),
+                timers: m.transport.is_reliable().then(Box::default),
             });
             self.nic.active.push_back(i);
         }
@@ -519,8 +539,14 @@ impl Host {
             f.in_rotation = false;
             if let Sender::Reliable(s) = &f.sender {
                 if let Some(at) = s.pacing_wait_until(begin) {
-                    self.timers
-                        .set(&mut f.pace, self.id, TimerKind::FlowPace, i as u64, at, out);
+                    self.timers.set(
+                        &mut f.timers().pace,
+                        self.id,
+                        TimerKind::FlowPace,
+                        i as u64,
+                        at,
+                        out,
+                    );
                 }
             }
             return None;
@@ -586,14 +612,14 @@ fn arm_rto<S: Scheduler>(
     f: &mut FlowSender,
     out: &mut S,
 ) {
-    let Sender::Reliable(s) = &mut f.sender else {
+    let (Sender::Reliable(s), Some(t)) = (&mut f.sender, &mut f.timers) else {
         return;
     };
     match s.rto_deadline_ps() {
-        Some(due) if f.rto.at_ps == NEVER_PS || due < f.rto.at_ps => {
-            timers.set(&mut f.rto, host, TimerKind::Rto, i as u64, due, out);
+        Some(due) if t.rto.at_ps == NEVER_PS || due < t.rto.at_ps => {
+            timers.set(&mut t.rto, host, TimerKind::Rto, i as u64, due, out);
         }
-        None if f.rto.at_ps != NEVER_PS => f.rto.clear(),
+        None if t.rto.at_ps != NEVER_PS => t.rto.clear(),
         _ => {}
     }
 }
