@@ -1,5 +1,5 @@
 //! A whole small run through the library: a 256 KiB random permutation on a k = 8 fat tree
-//! (128 hosts) with Ofan, on one thread and on two. Criterion's time per iteration is one run
+//! (128 hosts) with Ofan, on one thread and on two, and with `rps` under DCTCP and NSCC. Criterion's time per iteration is one run
 //! (model build, partitioning, simulation, metrics), and its throughput is in events
 //! ("elem/s" = events/s); runs/s and events/s are also printed once per set-up.
 //!
@@ -8,7 +8,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
-use weft::scenario::{LbPolicy, Scenario};
+use weft::scenario::{BufferBytes, CcKind, LbPolicy, Scenario};
 use weft::sim::{simulate, RunOptions};
 
 fn scenario() -> Scenario {
@@ -19,13 +19,28 @@ fn scenario() -> Scenario {
     s
 }
 
+/// The same run under congestion control: `host.cc = cc` with 800 KB drop-tail buffers and
+/// ECN at 80 KB, and `rps` spraying (so that the reliable transport sees reordering).
+fn cc_scenario(cc: CcKind) -> Scenario {
+    let mut s = scenario();
+    s.host.cc = cc;
+    s.lb.policy = LbPolicy::Rps;
+    s.switch.buffer_bytes = BufferBytes::Bytes(800_000);
+    s
+}
+
 fn benches(c: &mut Criterion) {
-    let s = scenario();
     let mut g = c.benchmark_group("small_run");
     g.sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
-    for threads in [1usize, 2] {
+    let set_ups = [
+        ("ofan", 1usize, scenario()),
+        ("ofan", 2, scenario()),
+        ("rps_dctcp", 1, cc_scenario(CcKind::Dctcp)),
+        ("rps_nscc", 1, cc_scenario(CcKind::Nscc)),
+    ];
+    for (name, threads, s) in set_ups {
         let opts = RunOptions {
             threads,
             ..RunOptions::default()
@@ -42,7 +57,7 @@ fn benches(c: &mut Criterion) {
             partitions = out.partitions;
         }
         println!(
-            "small_run k=8 256KiB ofan, {threads} thread(s), {partitions} partition(s): \
+            "small_run k=8 256KiB {name}, {threads} thread(s), {partitions} partition(s): \
              {events} events; best of 3: {:.1} runs/s, {:.2} M events/s \
              ({:.2} M events/s in the event loop)",
             1.0 / best_wall,
@@ -50,7 +65,7 @@ fn benches(c: &mut Criterion) {
             events as f64 / best_loop / 1e6,
         );
         g.throughput(Throughput::Elements(events));
-        g.bench_function(format!("k8_256KiB_ofan_threads{threads}"), |b| {
+        g.bench_function(format!("k8_256KiB_{name}_threads{threads}"), |b| {
             b.iter(|| black_box(simulate(&s, &opts).expect("small run")))
         });
     }
