@@ -14,7 +14,7 @@ use crate::packet::{flags, FlowId, Packet, PacketKind};
 use crate::rng::{stream, Purpose};
 use crate::time::{NEVER_PS, PS_PER_NS};
 use crate::topology::NodeId;
-use crate::transport::receiver::Urgent;
+use crate::transport::receiver::{sack_base, Urgent};
 use crate::transport::{AckInfo, Receiver, Sender, TransportParams};
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
@@ -246,12 +246,12 @@ impl Host {
             c.data_delivered += 1;
             record_ns(&mut mx.latency_ns, (now_ps - pkt.sent_ps) / PS_PER_NS);
             let payload = (pkt.size_bytes - m.header_bytes) as u64;
-            let packets = m.packets_for(m.workload.flow_by_id(pkt.flow_id()).bytes);
             let urgent = Urgent {
                 ecn: pkt.ecn(),
                 ack_req: pkt.flags & flags::ACK_REQ != 0,
             };
-            let v = rcv.on_reliable_data(pkt.seq, packets, payload, urgent, ack_coalesce_bytes);
+            let wire = pkt.size_bytes as u64;
+            let v = rcv.on_reliable_data(pkt.seq, wire, urgent, ack_coalesce_bytes);
             if v.fresh {
                 c.payload_bytes_delivered += payload;
                 if let Some(series) = &mut mx.series {
@@ -265,12 +265,14 @@ impl Host {
             }
             PacketKind::Ack
         };
+        // The ACK echoes ECN, the ACK request and the transmission number (the sender
+        // recomputes the SACK base from them), and a NACK the last-hop mark.
         let reply = Reply {
             kind,
             seq: pkt.seq,
             cumulative: rcv.received.cumulative(),
-            sack: rcv.received.sack_above_cumulative(),
-            flags: echo | (pkt.flags & (flags::LAST_HOP | flags::TX_MASK)),
+            sack: rcv.sack_bitmap(pkt.seq, sack_from_packet(pkt.flags)),
+            flags: echo | (pkt.flags & (flags::LAST_HOP | flags::TX_MASK | flags::ACK_REQ)),
         };
         self.reply(m, &pkt, reply);
     }
@@ -298,6 +300,7 @@ impl Host {
             ecn_echo: pkt.flags & flags::ECN_ECHO != 0,
             entropy: pkt.entropy,
             tx_echo: (pkt.flags & flags::TX_MASK) >> flags::TX_SHIFT,
+            sack_base: sack_base(pkt.seq, pkt.ack, sack_from_packet(pkt.flags)),
         };
         let was_complete = f.sender.is_complete();
         let newly = match &mut f.sender {
@@ -600,6 +603,12 @@ impl Host {
         let req = if send.ack_req { flags::ACK_REQ } else { 0 };
         req | (send.tx & 3) << flags::TX_SHIFT
     }
+}
+
+/// Whether an ACK's SACK bitmap starts at the packet it answers (ECN-marked or requested),
+/// from the data packet's flags or their echo in the ACK.
+fn sack_from_packet(flags: u8) -> bool {
+    flags & (flags::ECN_CE | flags::ECN_ECHO | flags::ACK_REQ) != 0
 }
 
 /// Arms flow `i`'s retransmission timer for its oldest outstanding packet, unless it is set

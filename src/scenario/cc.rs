@@ -69,6 +69,10 @@ pub struct NsccConfig {
     pub qa_threshold_factor: f64,
     /// Largest window, in BDPs of the flow's base RTT.
     pub max_window_bdp: f64,
+    /// Start each flow's base RTT at its own path's unloaded RTT (htsim
+    /// `-enable_accurate_base_rtt`) instead of the network RTT (htsim's default); samples
+    /// lower it either way.
+    pub accurate_base_rtt: bool,
 }
 
 impl Default for NsccConfig {
@@ -88,6 +92,7 @@ impl Default for NsccConfig {
             qa_gate: 3,
             qa_threshold_factor: 4.0,
             max_window_bdp: 1.5,
+            accurate_base_rtt: false,
         }
     }
 }

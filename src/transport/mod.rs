@@ -28,8 +28,10 @@ pub struct AckInfo {
     pub seq: u32,
     /// Every packet below this was received.
     pub cumulative: u32,
-    /// Bit i: packet `cumulative + 1 + i` was received.
+    /// Bit i: packet `sack_base + i` was received.
     pub sack: u64,
+    /// First sequence number of the SACK bitmap (`receiver::sack_base`).
+    pub sack_base: u32,
     /// The acknowledged data packet was ECN-marked.
     pub ecn_echo: bool,
     /// Entropy value the ACK carried: the acknowledged data packet's for policies whose ACKs

@@ -86,6 +86,7 @@ mod tests {
             ecn_echo: false,
             entropy: 0,
             tx_echo: 1,
+            sack_base: 1,
         }
     }
 

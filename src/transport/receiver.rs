@@ -7,10 +7,15 @@
 //! recognised as a duplicate (a finished flow's set holds no bitmap, only its cumulative
 //! point).
 //!
-//! When to ACK (ALGORITHMS.md C2, UEC htsim `UecSink`): at once for an ECN-marked packet, an
-//! ACK request, the flow's first packet, a duplicate, a packet out of order (a gap, or one
-//! that fills a gap), or the flow's last packet; otherwise once `ack_coalesce_bytes` of
-//! payload are unacknowledged (0: every packet).
+//! When to ACK (ALGORITHMS.md C2, as UEC htsim's `UecSink::processData`): at once for a
+//! duplicate, the flow's first packet, an ECN-marked packet, a packet with an ACK request, and
+//! when the out-of-order set drains while a request is pending; otherwise once
+//! `ack_coalesce_bytes` of data (whole packets, headers included, as htsim counts) arrived
+//! unacknowledged (0: every packet). Out-of-order data alone does not trigger an ACK.
+//!
+//! The SACK bitmap covers 64 sequence numbers from a base the sender can recompute from the
+//! ACK itself ([`sack_base`]): the answered packet for ECN-marked or requested ACKs, else
+//! max(packet − 63, cumulative + 1) (htsim's `sackBitmapBase`).
 
 use super::seqset::SeqSet;
 use crate::lb::FlowPath;
@@ -20,8 +25,10 @@ use serde::{Deserialize, Serialize};
 pub struct Receiver {
     pub received: SeqSet,
     pub path: FlowPath,
-    /// Payload bytes received since the last ACK.
+    /// Bytes of data received since the last ACK.
     unacked_bytes: u64,
+    /// An ACK request arrived while packets were missing: ACK when the gap closes.
+    ack_request_pending: bool,
 }
 
 impl Default for Receiver {
@@ -30,6 +37,7 @@ impl Default for Receiver {
             received: SeqSet::default(),
             path: FlowPath::RECEIVER,
             unacked_bytes: 0,
+            ack_request_pending: false,
         }
     }
 }
@@ -43,12 +51,23 @@ pub struct DataVerdict {
     pub ack_now: bool,
 }
 
-/// Why a data packet calls for an immediate ACK, besides duplicates, order, coalescing and
-/// completing the flow.
+/// Why a data packet calls for an immediate ACK, besides duplicates, the first packet, the
+/// drained out-of-order set and coalescing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Urgent {
     pub ecn: bool,
     pub ack_req: bool,
+}
+
+/// First sequence number of an ACK's SACK bitmap (bit i = base + i), from what the ACK
+/// carries: the packet it answers (`seq`), the cumulative point, and whether that packet was
+/// ECN-marked or asked for the ACK.
+pub fn sack_base(seq: u32, cumulative: u32, ecn_or_request: bool) -> u32 {
+    if ecn_or_request {
+        seq
+    } else {
+        seq.saturating_sub(63).max(cumulative.saturating_add(1))
+    }
 }
 
 impl Receiver {
@@ -57,34 +76,49 @@ impl Receiver {
         self.received.insert(seq)
     }
 
-    /// Records data packet `seq` of a flow of `packets` packets, carrying `payload_bytes`,
-    /// and decides whether to ACK now.
+    /// Records data packet `seq` of `wire_bytes` (payload + header) and decides whether to
+    /// ACK now.
     pub fn on_reliable_data(
         &mut self,
         seq: u32,
-        packets: u64,
-        payload_bytes: u64,
+        wire_bytes: u64,
         urgent: Urgent,
         coalesce_bytes: u64,
     ) -> DataVerdict {
-        let before = self.received.cumulative();
         let first = self.received.is_empty();
-        let fresh = self.received.insert(seq);
-        if fresh {
-            self.unacked_bytes += payload_bytes;
+        let before = self.received.cumulative();
+        if !self.received.insert(seq) {
+            self.unacked_bytes = 0;
+            return DataVerdict {
+                fresh: false,
+                ack_now: true,
+            };
         }
-        let in_order = seq == before && self.received.cumulative() == seq + 1;
-        let ack_now = !fresh
-            || first
-            || !in_order
-            || urgent.ecn
-            || urgent.ack_req
-            || self.received.len() == packets
-            || self.unacked_bytes >= coalesce_bytes.max(1);
+        self.unacked_bytes += wire_bytes;
+        let mut force = first || urgent.ack_req;
+        if urgent.ack_req {
+            self.ack_request_pending = true;
+        }
+        let in_order = seq == before;
+        let drained = self.received.len() == self.received.cumulative() as u64;
+        if in_order && drained && self.ack_request_pending {
+            force = true;
+            self.ack_request_pending = false;
+        }
+        let ack_now = force || urgent.ecn || self.unacked_bytes >= coalesce_bytes.max(1);
         if ack_now {
             self.unacked_bytes = 0;
         }
-        DataVerdict { fresh, ack_now }
+        DataVerdict {
+            fresh: true,
+            ack_now,
+        }
+    }
+
+    /// The SACK bitmap for an ACK of `seq`.
+    pub fn sack_bitmap(&self, seq: u32, ecn_or_request: bool) -> u64 {
+        let base = sack_base(seq, self.received.cumulative(), ecn_or_request);
+        self.received.bitmap_from(base)
     }
 }
 
@@ -93,34 +127,54 @@ mod tests {
     use super::*;
 
     #[test]
-    fn coalesces_in_order_data_and_acks_at_once_on_gaps_duplicates_and_requests() {
+    fn coalesces_data_and_acks_at_once_on_duplicates_requests_ecn_and_a_drained_gap() {
         let mut r = Receiver::default();
         let calm = Urgent::default();
-        let ack = |r: &mut Receiver, seq, urgent| r.on_reliable_data(seq, 11, 100, urgent, 300);
+        let ack = |r: &mut Receiver, seq, urgent| r.on_reliable_data(seq, 100, urgent, 300);
         assert!(ack(&mut r, 0, calm).ack_now, "first packet");
         assert!(!ack(&mut r, 1, calm).ack_now);
         assert!(!ack(&mut r, 2, calm).ack_now);
         assert!(ack(&mut r, 3, calm).ack_now, "300 bytes unacknowledged");
-        assert!(ack(&mut r, 5, calm).ack_now, "gap");
-        assert!(ack(&mut r, 4, calm).ack_now, "fills the gap");
-        let dup = ack(&mut r, 4, calm);
-        assert!(dup.ack_now && !dup.fresh);
-        assert!(!ack(&mut r, 6, calm).ack_now);
-        let ecn = Urgent { ecn: true, ..calm };
-        assert!(ack(&mut r, 7, ecn).ack_now);
-        assert!(!ack(&mut r, 8, calm).ack_now);
+        assert!(
+            !ack(&mut r, 5, calm).ack_now,
+            "a gap alone does not force an ACK"
+        );
         let req = Urgent {
             ack_req: true,
             ..calm
         };
-        assert!(ack(&mut r, 9, req).ack_now);
-        assert!(ack(&mut r, 10, calm).ack_now, "the last packet");
-        assert_eq!(r.received.cumulative(), 11);
+        assert!(ack(&mut r, 6, req).ack_now, "request");
+        assert!(
+            ack(&mut r, 4, calm).ack_now,
+            "the gap drained while a request was pending"
+        );
+        let dup = ack(&mut r, 4, calm);
+        assert!(dup.ack_now && !dup.fresh);
+        assert!(!ack(&mut r, 7, calm).ack_now);
+        let ecn = Urgent { ecn: true, ..calm };
+        assert!(ack(&mut r, 8, ecn).ack_now);
+        assert_eq!(r.received.cumulative(), 9);
     }
 
     #[test]
     fn without_coalescing_every_packet_is_acknowledged() {
         let mut r = Receiver::default();
-        assert!((0..10).all(|s| r.on_reliable_data(s, 99, 100, Urgent::default(), 0).ack_now));
+        assert!((0..10).all(|s| r.on_reliable_data(s, 100, Urgent::default(), 0).ack_now));
+    }
+
+    #[test]
+    fn the_sack_bitmap_starts_where_the_sender_can_recompute_it() {
+        let mut r = Receiver::default();
+        for s in [0, 1, 2, 70, 100, 101] {
+            r.on_data(s);
+        }
+        // Cumulative 3; for packet 101 the base is max(101 - 63, 4) = 38: bits for 70, 100
+        // and 101.
+        assert_eq!(sack_base(101, 3, false), 38);
+        assert_eq!(r.sack_bitmap(101, false), 1 << 32 | 1 << 62 | 1 << 63);
+        // Near the cumulative point the base is cumulative + 1.
+        assert_eq!(sack_base(5, 3, false), 4);
+        // ECN-marked or requested: from the packet itself.
+        assert_eq!(r.sack_bitmap(100, true), 0b11);
     }
 }

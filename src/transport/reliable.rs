@@ -284,7 +284,7 @@ impl Reliable {
         let mut top = ack.seq;
         for i in 0..64u32 {
             if ack.sack & 1 << i != 0 {
-                let seq = ack.cumulative.saturating_add(1 + i);
+                let seq = ack.sack_base.saturating_add(i);
                 ack_one(self, seq);
                 top = top.max(seq);
             }
@@ -451,6 +451,7 @@ mod tests {
             ecn_echo: false,
             entropy: 0,
             tx_echo: 1,
+            sack_base: cumulative + 1,
         }
     }
 

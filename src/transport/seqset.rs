@@ -62,6 +62,13 @@ impl SeqSet {
             .fold(0, |acc, i| acc | 1 << i)
     }
 
+    /// 64 numbers from `base`: bit i = `base + i` is in the set.
+    pub fn bitmap_from(&self, base: u32) -> u64 {
+        (0..64u32)
+            .filter(|&i| base.checked_add(i).is_some_and(|x| self.contains(x)))
+            .fold(0, |acc, i| acc | 1 << i)
+    }
+
     pub fn len(&self) -> u64 {
         self.len
     }

@@ -7,8 +7,8 @@
 //! How the spec maps onto weft's CCA interface:
 //! - MTU (min window, adjust bytes) = `env.mtu_bytes`, MSS (gains) = `env.mss_bytes`;
 //!   `network_rtt` / `network_bdp` = `env.network_rtt_ps` / `env.network_bdp_bytes`.
-//! - base RTT starts at the flow's own `env.base_rtt_ps` (htsim `-enable_accurate_base_rtt`)
-//!   and only falls (`min` over ACK and NACK samples); each fall recomputes
+//! - base RTT starts at the network RTT (htsim's default), or with `accurate_base_rtt` at
+//!   the flow's own `env.base_rtt_ps` (htsim `-enable_accurate_base_rtt`), and only falls (`min` over ACK and NACK samples); each fall recomputes
 //!   bdp = base_rtt × line rate / 8 and maxwnd = `max_window_bdp` × bdp. The first window is
 //!   maxwnd.
 //! - target = `target_qdelay_us`, else 0.75 × network_rtt with trimming, else network_rtt.
@@ -136,11 +136,16 @@ impl Nscc {
             env.mtu_bytes > 0 && env.network_rtt_ps > 0,
             "NSCC needs an MTU and an RTT"
         );
+        let start_rtt_ps = if cfg.accurate_base_rtt {
+            env.base_rtt_ps
+        } else {
+            env.network_rtt_ps
+        };
         let mut n = Nscc {
             p: Params::new(cfg, env),
             cwnd_bytes: 0.0,
             maxwnd_bytes: 0.0,
-            base_rtt_ps: env.base_rtt_ps,
+            base_rtt_ps: start_rtt_ps,
             avg_delay_ps: 0.0,
             inc_bytes_sq: 0.0,
             received_bytes: 0,
@@ -154,7 +159,7 @@ impl Nscc {
             fast_count_bytes: 0,
             fast_increasing: false,
         };
-        n.maxwnd_bytes = n.maxwnd_for(env.base_rtt_ps);
+        n.maxwnd_bytes = n.maxwnd_for(start_rtt_ps);
         n.cwnd_bytes = n.maxwnd_bytes;
         n
     }
@@ -377,6 +382,25 @@ mod tests {
 
     fn nscc() -> Nscc {
         Nscc::new(&NsccConfig::default(), &env())
+    }
+
+    #[test]
+    fn the_first_window_follows_the_network_rtt_unless_asked_for_the_path_rtt() {
+        // A flow whose own path takes 4 µs in a fabric whose longest takes 8 µs.
+        let short = CcEnv {
+            base_rtt_ps: 4 * US,
+            bdp_bytes: 400_000,
+            ..env()
+        };
+        let n = Nscc::new(&NsccConfig::default(), &short);
+        assert_eq!((n.base_rtt_ps, n.cwnd_bytes()), (8 * US, 1_200_000));
+        let accurate = NsccConfig {
+            accurate_base_rtt: true,
+            ..NsccConfig::default()
+        };
+        let n = Nscc::new(&accurate, &short);
+        // maxwnd = 1.5 × 4 µs × 100 GB/s = 600 000 B.
+        assert_eq!((n.base_rtt_ps, n.cwnd_bytes()), (4 * US, 600_000));
     }
 
     /// At `now_ps` with window `cwnd_bytes`, a quick-adapt epoch and an adjust period just
