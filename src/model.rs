@@ -296,13 +296,16 @@ fn transport_params(
     Ok(TransportParams::Reliable {
         params: ReliableParams {
             rto_min_ps: (rto_min_us * PS_PER_US as f64).round() as u64,
-            // With trimming every loss is reported by a NACK (UEC htsim runs no reordering
-            // rule then; a trimmed header lost in turn is left to the timer).
-            reorder_pkts: h.reorder_threshold_pkts.unwrap_or(if s.switch.trim {
-                u32::MAX
-            } else {
-                3 + paths
-            }),
+            // With trimming every loss is reported by a NACK; NSCC runs on UEC's transport,
+            // which in UEC htsim (SLEEK off) finds silent losses by its timer only. The TCP
+            // family (DCTCP, Swift, a fixed window) uses htsim TCP's spraying threshold.
+            reorder_pkts: h.reorder_threshold_pkts.unwrap_or(
+                if s.switch.trim || h.cc == CcKind::Nscc {
+                    u32::MAX
+                } else {
+                    3 + paths
+                },
+            ),
         },
         cc,
         ack_coalesce_bytes: h.ack_coalesce_bytes,

@@ -365,7 +365,8 @@ pub struct HostConfig {
     pub ack_coalesce_bytes: u64,
     /// A packet is lost once one more than this many sequence numbers above it was
     /// acknowledged. Unset: 3 + the number of shortest paths between the farthest hosts
-    /// (htsim's spraying dupACK threshold); with `switch.trim`, off (NACKs report losses).
+    /// (htsim's spraying dupACK threshold); off with `switch.trim` (NACKs report losses) and
+    /// for `nscc` (UEC htsim's transport finds silent losses by its timer only).
     pub reorder_threshold_pkts: Option<u32>,
     pub dctcp: DctcpConfig,
     pub nscc: NsccConfig,
