@@ -197,10 +197,10 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
 
     let progress_on =
         comm.broadcast_bytes(&[(opts.progress || std::io::stderr().is_terminal()) as u8])[0] == 1;
-    let total_packets = m
-        .workload
-        .total_packets(m.fabric.num_hosts, m.payload_bytes);
-    let mut progress = Progress::new(progress_on && root, total_packets);
+    let total_bytes = (0..m.fabric.num_hosts)
+        .map(|h| m.workload.bytes_of(h))
+        .sum();
+    let mut progress = Progress::new(progress_on && root, total_bytes);
     let mut engine = Engine::new(partitions, &m, &plan, comm, pool.as_ref());
     let mut tick = |p: ProgressSample| progress.tick(p);
     engine.run(
@@ -348,21 +348,22 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
 }
 
 /// Progress on stderr (rank 0): simulated time, events/s, and an estimate of the wall time
-/// left from the fraction of data packets sent and acknowledged, at most once a second.
+/// left from the fraction of the workload's payload delivered, at most once a second.
 struct Progress {
     enabled: bool,
-    total_packets: u64,
+    /// Payload bytes of the whole workload.
+    total_bytes: u64,
     start: Instant,
     last: Instant,
     printed: bool,
 }
 
 impl Progress {
-    fn new(enabled: bool, total_packets: u64) -> Progress {
+    fn new(enabled: bool, total_bytes: u64) -> Progress {
         let now = Instant::now();
         Progress {
             enabled,
-            total_packets,
+            total_bytes,
             start: now,
             last: now,
             printed: false,
@@ -374,8 +375,9 @@ impl Progress {
         }
         self.last = Instant::now();
         let elapsed = self.start.elapsed().as_secs_f64();
-        // Work done: data packets sent and acknowledged, out of twice the packets to send.
-        let done = (p.data_sent + p.acks_delivered) as f64 / (2 * self.total_packets.max(1)) as f64;
+        // Work done: distinct payload delivered (retransmissions and coalesced ACKs do not
+        // distort it).
+        let done = p.payload_bytes_delivered as f64 / self.total_bytes.max(1) as f64;
         let left = if done > 0.0 {
             format!("~{:.0} s left", elapsed * (1.0 - done) / done)
         } else {

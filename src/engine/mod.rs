@@ -50,8 +50,8 @@ pub struct LoopStats {
 pub struct ProgressSample {
     pub sim_ps: u64,
     pub events: u64,
-    pub data_sent: u64,
-    pub acks_delivered: u64,
+    /// Distinct payload bytes delivered so far.
+    pub payload_bytes_delivered: u64,
 }
 
 /// Why the window loop returned.
@@ -191,12 +191,11 @@ impl<'a> Engine<'a> {
         };
         let g = self
             .comm
-            .sum_u64(&[c(|c| c.events), c(|c| c.data_sent), c(|c| c.acks_delivered)]);
+            .sum_u64(&[c(|c| c.events), c(|c| c.payload_bytes_delivered)]);
         ProgressSample {
             sim_ps: end_ps,
             events: g[0],
-            data_sent: g[1],
-            acks_delivered: g[2],
+            payload_bytes_delivered: g[1],
         }
     }
 }

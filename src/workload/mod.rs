@@ -123,17 +123,6 @@ impl Workload {
         }
     }
 
-    /// Data packets of every flow, with `payload_bytes` per packet.
-    pub fn total_packets(&self, num_hosts: u32, payload_bytes: u32) -> u64 {
-        let p = payload_bytes as u64;
-        match self {
-            Workload::Permutation { bytes, .. } | Workload::AllToAll { bytes, .. } => {
-                self.total_flows(num_hosts) * bytes.div_ceil(p)
-            }
-            Workload::Table(t) => t.all().map(|f| f.bytes.div_ceil(p)).sum(),
-        }
-    }
-
     pub fn kind_name(&self) -> &'static str {
         match self {
             Workload::Permutation { .. } => "permutation",
