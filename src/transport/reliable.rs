@@ -491,8 +491,8 @@ mod tests {
     fn sack_and_cumulative_acknowledge_each_packet_once() {
         let mut f = flow(6, 6);
         send_all(&mut f, 0);
-        // Received 0, 2, 3: cumulative 1, SACK bits for 2 and 3 (bits 0 and 1 above 1... )
-        // bit i = cumulative + 1 + i, so 2 → bit 0, 3 → bit 1.
+        // Received 0, 2, 3: cumulative 1; the test ACKs put the SACK base at cumulative + 1,
+        // so 2 → bit 0, 3 → bit 1.
         let e = f.on_ack(&ack(3, 1, 0b11), 5);
         assert_eq!(e.newly_acked, 3);
         assert_eq!(f.on_ack(&ack(2, 1, 0b11), 6).newly_acked, 0, "nothing new");

@@ -55,7 +55,8 @@ pub struct AckSignal {
     pub newly_acked_bytes: u64,
     /// The acknowledged data packet was ECN-marked.
     pub ecn: bool,
-    /// Round-trip sample of the acknowledged packet (none if it was retransmitted: Karn).
+    /// Round-trip sample of the acknowledged packet (none if the ACK answers an earlier
+    /// transmission than its latest).
     pub rtt_ps: Option<u64>,
     /// The transport's smoothed RTT (its base RTT until the first sample).
     pub srtt_ps: u64,

@@ -16,7 +16,8 @@
 //!   target (bytes/ps), fi = fair_increase_mss·MSS·a, η = eta_mss·MSS·a, fi_scale =
 //!   fast_increase_scale·a, adjust period = network_rtt, qa threshold = factor × target.
 //! - The transport owns `in_flight`: quick adapt reads it from the signal. `newly` is
-//!   `newly_acked_bytes`. An ACK without an RTT sample (Karn) uses avg_delay as its delay.
+//!   `newly_acked_bytes`. An ACK without an RTT sample (it answers an earlier transmission) uses
+//!   avg_delay as its delay.
 //! - Receiver flow control (the ACK's window penalty) is not modelled: penalty 255, no cut.
 //! - Receiver-driven CC is not modelled, so the NACK rule's last-hop exception never applies:
 //!   every NACK that quick adapt does not absorb cuts the window by the trimmed bytes.

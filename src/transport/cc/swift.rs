@@ -7,7 +7,7 @@
 //!   (one full data packet, header included); times in ps; the window is an f64 and
 //!   [`Swift::cwnd_bytes`] returns its floor.
 //! - Delay = the ACK's full RTT sample `s.rtt_ps`, compared with a target that includes base
-//!   and per-hop terms (B3's "full RTT" domain). An ACK without a sample (Karn) adjusts
+//!   and per-hop terms (B3's "full RTT" domain). An ACK without a sample (it answers an earlier transmission) adjusts
 //!   nothing but still resets `retransmit_cnt` and refreshes srtt.
 //! - `can_decrease` uses the transport's smoothed RTT `s.srtt_ps` (B3 pitfall: srtt, not the
 //!   base RTT).
@@ -440,7 +440,7 @@ mod tests {
                 }
             }
             if kind > 2 {
-                // Delays around the 35–135 µs target; one ACK in ten has no sample (Karn).
+                // Delays around the 35–135 µs target; one ACK in ten has no sample.
                 let rtt = rng.gen_bool(0.9).then(|| rng.gen_range(8 * US..120 * US));
                 let a = ack(now_ps, rng.gen_range(0..=2 * MTU_BYTES), false, rtt);
                 plain.on_ack(&a);
