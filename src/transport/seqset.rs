@@ -56,17 +56,38 @@ impl SeqSet {
 
     /// Up to 64 numbers above the cumulative point c: bit i = c + 1 + i is in the set.
     pub fn sack_above_cumulative(&self) -> u64 {
-        let c = self.cumulative();
-        (0..64u32)
-            .filter(|i| self.contains(c + 1 + i))
-            .fold(0, |acc, i| acc | 1 << i)
+        self.cumulative()
+            .checked_add(1)
+            .map_or(0, |first| self.bitmap_from(first))
     }
 
-    /// 64 numbers from `base`: bit i = `base + i` is in the set.
-    pub fn bitmap_from(&self, base: u32) -> u64 {
-        (0..64u32)
-            .filter(|&i| base.checked_add(i).is_some_and(|x| self.contains(x)))
-            .fold(0, |acc, i| acc | 1 << i)
+    /// 64 numbers from `start`: bit i = `start + i` is in the set (numbers past `u32::MAX`
+    /// are not). Two word reads, not 64 lookups: it is on every ACK's path.
+    pub fn bitmap_from(&self, start: u32) -> u64 {
+        let word = |i: usize| self.words.get(i).copied().unwrap_or(0);
+        let bits = if start < self.base {
+            let below = self.base - start; // numbers below `base`: all in the set
+            if below >= 64 {
+                u64::MAX
+            } else {
+                word(0) << below | ((1u64 << below) - 1)
+            }
+        } else {
+            let off = (start - self.base) as usize;
+            let (w, shift) = (off / 64, off % 64);
+            let high = if shift == 0 {
+                0
+            } else {
+                word(w + 1) << (64 - shift)
+            };
+            word(w) >> shift | high
+        };
+        let valid = (u32::MAX - start) as u64 + 1; // numbers from `start` up to u32::MAX
+        if valid >= 64 {
+            bits
+        } else {
+            bits & ((1u64 << valid) - 1)
+        }
     }
 
     pub fn len(&self) -> u64 {
@@ -97,6 +118,30 @@ mod tests {
         }
         assert!(s.words.is_empty() || s.words.len() == 1);
         assert_eq!(s.cumulative(), 1000);
+    }
+
+    #[test]
+    fn bitmaps_from_any_start_match_lookups() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg32::seed_from_u64(11);
+        let mut s = SeqSet::default();
+        for _ in 0..400 {
+            s.insert(rng.gen_range(0..500));
+            let start = rng.gen_range(0..600);
+            let naive = (0..64u32)
+                .filter(|&i| s.contains(start + i))
+                .fold(0u64, |acc, i| acc | 1 << i);
+            assert_eq!(s.bitmap_from(start), naive, "from {start}, base {}", s.base);
+        }
+        // Near the end of the number space nothing past u32::MAX is reported.
+        let mut top = SeqSet {
+            base: u32::MAX - 2,
+            ..SeqSet::default()
+        };
+        top.insert(u32::MAX - 1);
+        top.insert(u32::MAX);
+        // MAX-3 (below the base), MAX-2 missing, MAX-1, MAX; nothing above.
+        assert_eq!(top.bitmap_from(u32::MAX - 3), 0b1101);
     }
 
     #[test]
