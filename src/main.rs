@@ -318,8 +318,13 @@ fn write_outputs(
     }
     if output.flows_incomplete > 0 {
         eprintln!(
-            "warning: {} of {} flows did not complete (packets dropped and host.cc = \"none\" has no loss recovery, or the run was stopped)",
-            output.flows_incomplete, output.flows_total
+            "warning: {} of {} flows did not complete ({})",
+            output.flows_incomplete,
+            output.flows_total,
+            match output.ending {
+                weft::engine::Ending::Stopped => "the run reached end_us",
+                _ => "packets were lost and host.cc = \"none\" has no loss recovery",
+            }
         );
     }
     Ok(())

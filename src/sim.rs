@@ -3,7 +3,7 @@
 use crate::engine::comm::{Comm, LocalComm};
 use crate::engine::partition::{Outbox, Partition};
 use crate::engine::plan::Plan;
-use crate::engine::{plan_file, Engine, LoopStats, ProgressSample};
+use crate::engine::{plan_file, Ending, Engine, LoopStats, ProgressSample};
 use crate::metrics::workload_bound::{lower_bound_ps, BoundInputs};
 use crate::metrics::{histogram_wire, Counters, Metrics, StageStats};
 use crate::model::Model;
@@ -64,6 +64,8 @@ pub struct RunOutput {
     pub cct_lower_bound_ps: u64,
     /// End of the statistics window (the last event), in ps.
     pub end_ps: u64,
+    /// Why the run ended.
+    pub ending: Ending,
     pub hosts: u32,
     pub switches: u32,
     pub loop_stats: LoopStats,
@@ -203,8 +205,11 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
     let mut progress = Progress::new(progress_on && root, total_bytes);
     let mut engine = Engine::new(partitions, &m, &plan, comm, pool.as_ref());
     let mut tick = |p: ProgressSample| progress.tick(p);
-    engine.run(
-        crate::time::NEVER_PS,
+    let stop_ps = s.end_us.map_or(crate::time::NEVER_PS, |us| {
+        (us * PS_PER_US as f64).round() as u64
+    });
+    let ending = engine.run(
+        stop_ps,
         progress_on.then_some(&mut tick as &mut dyn FnMut(ProgressSample)),
     );
     progress.finish();
@@ -334,6 +339,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         data_in_flight: data_held,
         acks_in_flight: acks_held,
         end_ps,
+        ending,
         hosts: m.fabric.num_hosts,
         switches: m.fabric.num_switches(),
         loop_stats,

@@ -124,3 +124,29 @@ fn recovery_is_identical_across_threads_and_partitions() {
         }
     }
 }
+
+#[test]
+fn a_blackholed_switch_makes_flows_retry_until_end_us_identically_for_any_split() {
+    // Every packet through edge switch 16 (hosts 0 and 1) is lost: their flows and the
+    // flows to them retry forever, so the run ends at end_us.
+    let mut s = lossy(LbPolicy::Rps, 1.0, vec![16], false);
+    s.end_us = Some(300.0);
+    s.validate().unwrap();
+    let o = run(&s, 1, 1);
+    assert_eq!(o.ending, weft::engine::Ending::Stopped);
+    // Statistics end at the last event processed; nothing was left before 300 µs.
+    assert!(o.end_ps <= 300_000_000, "end {} ps", o.end_ps);
+    assert!(
+        (2..=4).contains(&o.flows_incomplete),
+        "{} incomplete",
+        o.flows_incomplete
+    );
+    let c = &o.metrics.counters;
+    assert!(c.timeouts > 10, "the timer keeps firing ({})", c.timeouts);
+    assert_eq!(c.flows_completed + o.flows_incomplete, 16);
+    let reference = results(&s, 1, 1);
+    assert_eq!(reference["ended"], "end_time");
+    for (threads, parts) in [(2, 3), (2, 8)] {
+        assert_eq!(results(&s, threads, parts), reference, "{threads}x{parts}");
+    }
+}

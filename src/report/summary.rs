@@ -1,3 +1,4 @@
+use crate::engine::Ending;
 use crate::sim::RunOutput;
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -63,6 +64,11 @@ impl Summary {
             "flows": { "total": o.flows_total, "completed": c.flows_completed, "incomplete": o.flows_incomplete },
             "events": c.events,
             "end_ns": ns(o.end_ps),
+            "ended": match o.ending {
+                Ending::WorkloadDone => "completed",
+                Ending::Idle => "idle",
+                Ending::Stopped => "end_time",
+            },
             "packets": {
                 "data_sent": c.data_sent,
                 "data_delivered": c.data_delivered,

@@ -20,6 +20,10 @@ use std::path::PathBuf;
 pub struct Scenario {
     /// Master seed: every random stream (per node, per purpose) is derived from it.
     pub seed: u64,
+    /// Simulated time at which the run stops, in µs, even if flows are left (it stops at the
+    /// first window boundary at or after it). Unset: when every flow has completed or
+    /// nothing is left to happen.
+    pub end_us: Option<f64>,
     pub topology: TopologyConfig,
     pub packet: PacketConfig,
     pub switch: SwitchConfig,
@@ -36,6 +40,7 @@ impl Default for Scenario {
     fn default() -> Self {
         Scenario {
             seed: 1,
+            end_us: None,
             topology: TopologyConfig::default(),
             packet: PacketConfig::default(),
             switch: SwitchConfig::default(),

@@ -70,6 +70,12 @@ fn check_latency(field: &str, ns: f64) -> Result<()> {
 
 impl Scenario {
     pub fn validate(&self) -> Result<()> {
+        if let Some(end) = self.end_us {
+            // 2^64 ps is about 1.8 × 10^13 µs.
+            if !(end > 0.0 && end <= 1e12) {
+                bail_field!("end_us", "must be a time in µs in (0, 10^12] (got {end})");
+            }
+        }
         let t = &self.topology;
         if t.k < 4 || t.k % 2 != 0 || t.k > 64 {
             bail_field!(
