@@ -1018,6 +1018,7 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &["host.rto_min_us", "reliable transport"],
         ),
         (&["report.timeseries_us=0"], &["report.timeseries_us"]),
+        (&["end_us=-1"], &["end_us"]),
         (
             &["report.trace_hosts=[99]"],
             &["report.trace_hosts", "not a host"],
