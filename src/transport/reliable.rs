@@ -405,8 +405,11 @@ impl Reliable {
     }
 
     /// The timer fired: every outstanding packet whose deadline has passed is lost.
+    /// One expiry is one timeout for the CCA (Swift counts consecutive timeouts; TCP's go
+    /// back to the last acknowledged packet once), with the bytes of every packet lost.
     pub fn on_timeout(&mut self, now_ps: u64) -> Vec<Expired> {
         let mut expired = Vec::new();
+        let mut bytes = 0;
         while let Some(due) = self.rto_deadline_ps() {
             if due > now_ps {
                 break;
@@ -414,14 +417,17 @@ impl Reliable {
             let (_, seq) = self.send_order.pop_front().expect("a deadline has a send");
             let entropy = self.record(seq).expect("outstanding").entropy;
             self.declare_lost(seq);
+            bytes += self.size(seq);
+            expired.push((seq, entropy));
+        }
+        if !expired.is_empty() {
             self.cc.on_loss(&LossSignal {
                 now_ps,
                 kind: LossKind::Timeout,
-                bytes: self.size(seq),
+                bytes,
                 srtt_ps: self.srtt_ps,
                 in_flight_bytes: self.in_flight_bytes,
             });
-            expired.push((seq, entropy));
         }
         expired
     }
@@ -559,6 +565,35 @@ mod tests {
         // First sample 900: srtt 900, rttvar 450, rto = 900 + 4·450 = 2 700 after 1 200.
         assert_eq!(f.rto_deadline_ps(), Some(3_900));
         assert_eq!(f.srtt_ps(), 900);
+    }
+
+    #[test]
+    fn one_timer_expiry_is_one_timeout_for_the_cca_however_many_packets_it_finds_lost() {
+        use crate::scenario::cc::SwiftConfig;
+        use crate::transport::cc::{swift::Swift, CcEnv};
+        let env = CcEnv {
+            mtu_bytes: 100,
+            mss_bytes: 90,
+            line_rate_bps: 800_000_000_000,
+            base_rtt_ps: 500,
+            network_rtt_ps: 500,
+            bdp_bytes: 1_000,
+            network_bdp_bytes: 1_000,
+            hops: 1,
+            trimming: false,
+        };
+        // Two consecutive timeouts would reset Swift's window to its minimum.
+        let cfg = SwiftConfig {
+            retx_reset_threshold: 2,
+            ..SwiftConfig::default()
+        };
+        let cc = Cc::Swift(Swift::new(&cfg, &env, None));
+        let mut f = Reliable::new(10, 100, 100, 500, &PARAMS, cc);
+        assert_eq!(f.cwnd_bytes(), 1_000, "one BDP");
+        assert_eq!(send_all(&mut f, 0).len(), 10);
+        assert_eq!(f.on_timeout(1_000).len(), 10, "all ten overdue");
+        // One multiplicative decrease (1 - max_mdf = 0.5), not a reset to 10 B.
+        assert_eq!(f.cwnd_bytes(), 500);
     }
 
     #[test]

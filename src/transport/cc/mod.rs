@@ -88,15 +88,16 @@ pub enum LossKind {
     Reordering,
 }
 
-/// A packet declared lost.
+/// Packets declared lost: one packet found by the reordering rule, or every packet
+/// overdue when the retransmission timer fired (one timeout).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LossSignal {
     pub now_ps: u64,
     pub kind: LossKind,
-    /// Bytes of the lost packet.
+    /// Bytes of the lost packets.
     pub bytes: u64,
     pub srtt_ps: u64,
-    /// Bytes still unacknowledged after the packet was taken out of flight.
+    /// Bytes still unacknowledged after they were taken out of flight.
     pub in_flight_bytes: u64,
 }
 
