@@ -17,7 +17,8 @@
 //! - **NACK**: the packet is lost; it is retransmitted before any new packet.
 //! - **Timeout**: one timer per flow, due `rto` after the oldest outstanding transmission
 //!   (send order is kept in a FIFO, so finding the oldest is O(1) amortized). Every
-//!   outstanding packet whose deadline has passed is declared lost. `rto = max(rto_min,
+//!   outstanding packet whose deadline has passed is declared lost, and the CCA hears of one
+//!   timeout for them all. `rto = max(rto_min,
 //!   srtt + 4·rttvar)` (Jacobson); UEC htsim uses a fixed RTO, which is `rto_min` here when
 //!   the estimate is below it; no exponential back-off, as UEC htsim.
 //! - **Reordering rule** (without trimming, packets vanish silently): a packet sent once
