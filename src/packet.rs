@@ -126,7 +126,8 @@ impl Packet {
         let owner = if self.is_data() { self.src } else { self.dst };
         flow_id(owner, self.flow_index)
     }
-    /// An ACK's selective acknowledgement: bit i set = packet `ack + 1 + i` was received.
+    /// An ACK's selective acknowledgement: bit i set = packet `base + i` was received, with
+    /// base = max(seq − 63, ack + 1) (`transport::receiver::sack_base`).
     #[inline]
     pub fn sack(&self) -> u64 {
         debug_assert!(!self.is_data(), "only ACKs carry a SACK bitmap");

@@ -150,3 +150,47 @@ fn a_blackholed_switch_makes_flows_retry_until_end_us_identically_for_any_split(
         assert_eq!(results(&s, threads, parts), reference, "{threads}x{parts}");
     }
 }
+
+#[test]
+fn a_small_rto_never_schedules_a_timer_in_the_past() {
+    // An RTT sample can shrink the RTO below the age of the oldest packet still out: its
+    // timer is then due at once (it used to be set in the past, which the engine refuses).
+    for seed in 1..=6u64 {
+        for cc in [CcKind::Constant, CcKind::Dctcp, CcKind::Swift] {
+            let mut s = lossy(LbPolicy::Rps, 0.05, vec![], false);
+            s.seed = seed;
+            s.host.cc = cc;
+            s.host.rto_min_us = Some(0.5);
+            s.host.reorder_threshold_pkts = Some(1 << 30);
+            s.validate().unwrap();
+            // Spurious retransmissions may still be on the wire when the last flow completes.
+            let o = run(&s, 1, 1);
+            assert_eq!(o.flows_incomplete, 0, "seed {seed} {cc:?}");
+            let c = &o.metrics.counters;
+            assert_eq!(c.payload_bytes_delivered, 16 * 128 * 1024);
+            assert!(c.timeouts > 0, "seed {seed} {cc:?}: the short timer fires");
+        }
+    }
+}
+
+#[test]
+fn coalesced_acks_with_trimming_recover_without_timeouts() {
+    // Packets received out of order must be reported by the ACKs that follow them (the
+    // SACK bitmap ends at the answered packet), or they hold the window until the timer.
+    for cc in [CcKind::Dctcp, CcKind::Nscc] {
+        let mut s = lossy(LbPolicy::Rps, 0.0, vec![], true);
+        s.workload.kind = weft::scenario::WorkloadKind::AllToAll;
+        s.workload.message_bytes = 256 * 1024;
+        s.host.cc = cc;
+        s.host.ack_coalesce_bytes = 16384;
+        s.switch.ecn = weft::scenario::EcnMode::Ramp;
+        s.switch.buffer_bytes = BufferBytes::Bytes(60_000);
+        s.validate().unwrap();
+        let o = run(&s, 1, 1);
+        let c = &o.metrics.counters;
+        assert_eq!(o.flows_incomplete, 0, "{cc:?}");
+        assert!(c.trims > 0, "{cc:?}: the buffers overflow");
+        assert!(c.acks_sent < c.data_delivered, "{cc:?}: ACKs are coalesced");
+        assert_eq!(c.timeouts, 0, "{cc:?}: every loss recovered by its NACK");
+    }
+}

@@ -265,14 +265,13 @@ impl Host {
             }
             PacketKind::Ack
         };
-        // The ACK echoes ECN, the ACK request and the transmission number (the sender
-        // recomputes the SACK base from them), and a NACK the last-hop mark.
+        // The reply echoes ECN and the transmission number, and a NACK the last-hop mark.
         let reply = Reply {
             kind,
             seq: pkt.seq,
             cumulative: rcv.received.cumulative(),
-            sack: rcv.sack_bitmap(pkt.seq, sack_from_packet(pkt.flags)),
-            flags: echo | (pkt.flags & (flags::LAST_HOP | flags::TX_MASK | flags::ACK_REQ)),
+            sack: rcv.sack_bitmap(pkt.seq),
+            flags: echo | (pkt.flags & (flags::LAST_HOP | flags::TX_MASK)),
         };
         self.reply(m, &pkt, reply);
     }
@@ -300,7 +299,7 @@ impl Host {
             ecn_echo: pkt.flags & flags::ECN_ECHO != 0,
             entropy: pkt.entropy,
             tx_echo: (pkt.flags & flags::TX_MASK) >> flags::TX_SHIFT,
-            sack_base: sack_base(pkt.seq, pkt.ack, sack_from_packet(pkt.flags)),
+            sack_base: sack_base(pkt.seq, pkt.ack),
         };
         let was_complete = f.sender.is_complete();
         let newly = match &mut f.sender {
@@ -335,7 +334,7 @@ impl Host {
             c.last_ack_ps = c.last_ack_ps.max(now_ps);
             self.completed += 1;
         }
-        self.after_progress(i, out)
+        self.after_progress(i, now_ps, out)
     }
 
     /// A NACK: the trimmed packet is queued for retransmission.
@@ -370,14 +369,14 @@ impl Host {
         };
         let f = &mut self.flows[i as usize];
         m.lb.host.feedback(&mut f.path, pkt.entropy, what);
-        self.after_progress(i, out)
+        self.after_progress(i, now_ps, out)
     }
 
     /// After an ACK, NACK or timeout of flow `i`: re-arms its timer and puts it back in the
     /// NIC's rotation if it may send; returns whether it was re-admitted.
-    fn after_progress<S: Scheduler>(&mut self, i: u32, out: &mut S) -> bool {
+    fn after_progress<S: Scheduler>(&mut self, i: u32, now_ps: u64, out: &mut S) -> bool {
         let f = &mut self.flows[i as usize];
-        arm_rto(&mut self.timers, self.id, i, f, out);
+        arm_rto(&mut self.timers, self.id, i, f, now_ps, out);
         let readmit = f.sender.has_data() && !f.in_rotation && !f.pacing();
         if readmit {
             f.in_rotation = true;
@@ -427,7 +426,7 @@ impl Host {
                 for (_, entropy) in expired {
                     m.lb.host.feedback(&mut f.path, entropy, Feedback::Timeout);
                 }
-                self.after_progress(arg as u32, out);
+                self.after_progress(arg as u32, now_ps, out);
             }
             TimerKind::FlowPace => {
                 let f = flow.expect("timers belong to started flows");
@@ -435,7 +434,7 @@ impl Host {
                     return;
                 }
                 f.timers().pace.clear();
-                self.after_progress(arg as u32, out);
+                self.after_progress(arg as u32, now_ps, out);
             }
             TimerKind::NicWake => return, // superseded by an earlier wake-up
             TimerKind::SwitchLb => unreachable!("host {} has no switch LB", self.id),
@@ -572,7 +571,7 @@ impl Host {
         if let Sender::Reliable(s) = &mut f.sender {
             s.set_entropy(send.seq, entropy);
         }
-        arm_rto(&mut self.timers, self.id, i, f, out);
+        arm_rto(&mut self.timers, self.id, i, f, now_ps, out);
         let c = &mut mx.counters;
         c.data_sent += 1;
         c.retransmissions += send.retransmission as u64;
@@ -605,12 +604,6 @@ impl Host {
     }
 }
 
-/// Whether an ACK's SACK bitmap starts at the packet it answers (ECN-marked or requested),
-/// from the data packet's flags or their echo in the ACK.
-fn sack_from_packet(flags: u8) -> bool {
-    flags & (flags::ECN_CE | flags::ECN_ECHO | flags::ACK_REQ) != 0
-}
-
 /// Arms flow `i`'s retransmission timer for its oldest outstanding packet, unless it is set
 /// to fire no later (a timer that fires early finds nothing due and re-arms: cheaper than
 /// re-arming on every ACK).
@@ -619,12 +612,15 @@ fn arm_rto<S: Scheduler>(
     host: NodeId,
     i: u32,
     f: &mut FlowSender,
+    now_ps: u64,
     out: &mut S,
 ) {
     let (Sender::Reliable(s), Some(t)) = (&mut f.sender, &mut f.timers) else {
         return;
     };
-    match s.rto_deadline_ps() {
+    // A sample may shrink the RTO below the oldest packet's age: then it is due now (as
+    // htsim's `startRTO` clamps).
+    match s.rto_deadline_ps().map(|due| due.max(now_ps)) {
         Some(due) if t.rto.at_ps == NEVER_PS || due < t.rto.at_ps => {
             timers.set(&mut t.rto, host, TimerKind::Rto, i as u64, due, out);
         }

@@ -24,8 +24,11 @@ pub enum Admission {
         marked: bool,
     },
     /// A data packet (the arriving one, or the FIFO's last) was cut to a header, which joined
-    /// the control queue; the arriving packet is in the port either way.
-    Trimmed,
+    /// the control queue; the arriving packet is in the port either way (`marked`: it entered
+    /// the FIFO ECN-marked).
+    Trimmed {
+        marked: bool,
+    },
     Dropped,
 }
 
@@ -41,7 +44,7 @@ impl QueueDiscipline {
     pub fn admit(
         &self,
         port: &mut Port,
-        mut pkt: Packet,
+        pkt: Packet,
         now_ps: u64,
         last_hop: bool,
         rng: &mut Pcg32,
@@ -53,6 +56,14 @@ impl QueueDiscipline {
         if port.fifo_bytes() + size > self.buffer_bytes {
             return self.overflow(port, pkt, now_ps, last_hop, rng);
         }
+        let marked = self.enqueue(port, pkt, now_ps);
+        Admission::Enqueued { marked }
+    }
+
+    /// Appends `pkt` to the FIFO (which has room for it), step-marking it on the way in;
+    /// returns whether it was marked.
+    #[inline]
+    fn enqueue(&self, port: &mut Port, mut pkt: Packet, now_ps: u64) -> bool {
         let marked = match self.ecn {
             EcnRule::Step { threshold_bytes } => {
                 pkt.is_data()
@@ -66,7 +77,7 @@ impl QueueDiscipline {
             mark(&mut pkt, port);
         }
         port.push(pkt, now_ps);
-        Admission::Enqueued { marked }
+        marked
     }
 
     fn admit_ctrl(&self, port: &mut Port, pkt: Packet, now_ps: u64) -> Admission {
@@ -126,8 +137,10 @@ impl QueueDiscipline {
             p.flags |= flags::TRIMMED | if last_hop { flags::LAST_HOP } else { 0 };
             p
         };
-        if !pkt.is_data() || pkt.is_trimmed() {
-            // Without a priority queue there is no room for control packets: drop.
+        // Without a priority queue there is no room for control packets; and a header that
+        // would overflow the priority queue is dropped with its packet (C1 rule 4).
+        let no_room = port.ctrl_bytes + trim_bytes as u64 > self.ctrl_buffer_bytes;
+        if !pkt.is_data() || pkt.is_trimmed() || no_room {
             return dropped(port);
         }
         port.stats.trims = port.stats.trims.saturating_add(1);
@@ -138,13 +151,13 @@ impl QueueDiscipline {
             if tail_fits {
                 if let Some(victim) = port.evict_fifo_tail(now_ps) {
                     port.push_ctrl(trim(victim), now_ps);
-                    port.push(pkt, now_ps);
-                    return Admission::Trimmed;
+                    let marked = self.enqueue(port, pkt, now_ps);
+                    return Admission::Trimmed { marked };
                 }
             }
         }
         port.push_ctrl(trim(pkt), now_ps);
-        Admission::Trimmed
+        Admission::Trimmed { marked: false }
     }
 
     /// ECN on dequeue (the ramp): marks `pkt`, which has just left `port`'s FIFO, and
@@ -248,7 +261,10 @@ mod tests {
             for (i, seq) in (0..50u32).enumerate() {
                 let mut p = pkt(PacketKind::Data, 300);
                 p.seq = seq;
-                if q.admit(&mut port, p, i as u64, i % 2 == 0, &mut rng) == Admission::Trimmed {
+                if matches!(
+                    q.admit(&mut port, p, i as u64, i % 2 == 0, &mut rng),
+                    Admission::Trimmed { .. }
+                ) {
                     trimmed += 1;
                 }
                 assert!(port.fifo_bytes() <= 1000);
@@ -265,6 +281,62 @@ mod tests {
             // Headers are served before any queued data.
             assert!(port.begin_service().is_trimmed());
         }
+    }
+
+    #[test]
+    fn trimmed_headers_respect_the_control_queue_cap() {
+        let mut q = qd(
+            1000,
+            EcnRule::Off,
+            Overflow::Trim {
+                trim_bytes: 64,
+                evict_queued: true,
+            },
+        );
+        q.ctrl_buffer_bytes = 128;
+        let mut rng = Pcg32::seed_from_u64(1);
+        let mut port = Port::default();
+        let outcomes: Vec<Admission> = (0..20)
+            .map(|t| q.admit(&mut port, pkt(PacketKind::Data, 500), t, false, &mut rng))
+            .collect();
+        assert_eq!(port.ctrl_bytes, 128, "two headers, then drops");
+        assert_eq!(
+            outcomes
+                .iter()
+                .filter(|a| **a == Admission::Dropped)
+                .count(),
+            16
+        );
+        assert_eq!((port.stats.trims, port.stats.drops), (2, 16));
+    }
+
+    #[test]
+    fn a_packet_admitted_by_evicting_the_tail_is_step_marked_like_any_other() {
+        let q = qd(
+            1000,
+            EcnRule::Step {
+                threshold_bytes: 100,
+            },
+            Overflow::Trim {
+                trim_bytes: 64,
+                evict_queued: true,
+            },
+        );
+        let mut rng = Pcg32::seed_from_u64(1);
+        let mut port = Port::default();
+        let mut marked_by_eviction = 0;
+        for t in 0..40u32 {
+            let mut p = pkt(PacketKind::Data, 300);
+            p.seq = t;
+            if q.admit(&mut port, p, t as u64, false, &mut rng)
+                == (Admission::Trimmed { marked: true })
+            {
+                marked_by_eviction += 1;
+            }
+        }
+        assert!(marked_by_eviction > 0);
+        // Every packet in the FIFO after the first arrived with at least 100 bytes queued.
+        assert!(port.queue.iter().skip(1).all(|p| p.ecn()));
     }
 
     #[test]

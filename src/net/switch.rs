@@ -129,7 +129,10 @@ impl Switch {
             Admission::Dropped if pkt.is_data() => c.data_dropped += 1,
             Admission::Dropped => c.acks_dropped += 1,
             Admission::Enqueued { marked } => c.ecn_marked += marked as u64,
-            Admission::Trimmed => c.trims += 1,
+            Admission::Trimmed { marked } => {
+                c.trims += 1;
+                c.ecn_marked += marked as u64;
+            }
         }
         if !port.busy && !port.is_empty() {
             start_tx(m, self.id, p, port, now_ps, out);

@@ -365,8 +365,9 @@ pub struct HostConfig {
     /// switch buffer at the host's line rate (UEC htsim `main_uec`), or 100 µs with
     /// unlimited buffers.
     pub rto_min_us: Option<f64>,
-    /// Receivers ACK once this many payload bytes are unacknowledged (0: every packet; UEC
-    /// htsim: 16384), and at once on ECN, reordering, duplicates and ACK requests.
+    /// Receivers ACK once this many bytes of data (whole packets, as UEC htsim counts) are
+    /// unacknowledged (0: every packet; UEC htsim: 16384), and at once on ECN, duplicates,
+    /// the flow's first packet, ACK requests and a gap closing after a request.
     pub ack_coalesce_bytes: u64,
     /// A packet is lost once one more than this many sequence numbers above it was
     /// acknowledged. Unset: 3 + the number of shortest paths between the farthest hosts

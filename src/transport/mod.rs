@@ -61,8 +61,8 @@ pub enum TransportParams {
     Reliable {
         params: ReliableParams,
         cc: CcChoice,
-        /// The receiver ACKs once this many payload bytes are unacknowledged (0: every
-        /// packet), and at once on ECN, reordering, duplicates and ACK requests.
+        /// The receiver ACKs once this many bytes of data are unacknowledged (0: every
+        /// packet), and at once in the cases of `transport::receiver`.
         ack_coalesce_bytes: u64,
     },
 }

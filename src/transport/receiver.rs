@@ -13,9 +13,12 @@
 //! `ack_coalesce_bytes` of data (whole packets, headers included, as htsim counts) arrived
 //! unacknowledged (0: every packet). Out-of-order data alone does not trigger an ACK.
 //!
-//! The SACK bitmap covers 64 sequence numbers from a base the sender can recompute from the
-//! ACK itself ([`sack_base`]): the answered packet for ECN-marked or requested ACKs, else
-//! max(packet − 63, cumulative + 1) (htsim's `sackBitmapBase`).
+//! The SACK bitmap covers 64 sequence numbers from a base the sender recomputes from the ACK
+//! itself ([`sack_base`]): max(packet − 63, cumulative + 1), htsim's `sackBitmapBase`, i.e.
+//! the 64 numbers up to the answered packet. (htsim starts ECN-marked and requested ACKs'
+//! bitmaps at the packet itself and keeps its sender's bytes in flight right through the
+//! ACK's count of bytes received, for which weft's ACK has no room: with that base, packets
+//! received out of order below a marked packet would stay unreported and hold the window.)
 
 use super::seqset::SeqSet;
 use crate::lb::FlowPath;
@@ -60,14 +63,9 @@ pub struct Urgent {
 }
 
 /// First sequence number of an ACK's SACK bitmap (bit i = base + i), from what the ACK
-/// carries: the packet it answers (`seq`), the cumulative point, and whether that packet was
-/// ECN-marked or asked for the ACK.
-pub fn sack_base(seq: u32, cumulative: u32, ecn_or_request: bool) -> u32 {
-    if ecn_or_request {
-        seq
-    } else {
-        seq.saturating_sub(63).max(cumulative.saturating_add(1))
-    }
+/// carries: the packet it answers (`seq`) and the cumulative point.
+pub fn sack_base(seq: u32, cumulative: u32) -> u32 {
+    seq.saturating_sub(63).max(cumulative.saturating_add(1))
 }
 
 impl Receiver {
@@ -116,8 +114,8 @@ impl Receiver {
     }
 
     /// The SACK bitmap for an ACK of `seq`.
-    pub fn sack_bitmap(&self, seq: u32, ecn_or_request: bool) -> u64 {
-        let base = sack_base(seq, self.received.cumulative(), ecn_or_request);
+    pub fn sack_bitmap(&self, seq: u32) -> u64 {
+        let base = sack_base(seq, self.received.cumulative());
         self.received.bitmap_from(base)
     }
 }
@@ -170,11 +168,9 @@ mod tests {
         }
         // Cumulative 3; for packet 101 the base is max(101 - 63, 4) = 38: bits for 70, 100
         // and 101.
-        assert_eq!(sack_base(101, 3, false), 38);
-        assert_eq!(r.sack_bitmap(101, false), 1 << 32 | 1 << 62 | 1 << 63);
+        assert_eq!(sack_base(101, 3), 38);
+        assert_eq!(r.sack_bitmap(101), 1 << 32 | 1 << 62 | 1 << 63);
         // Near the cumulative point the base is cumulative + 1.
-        assert_eq!(sack_base(5, 3, false), 4);
-        // ECN-marked or requested: from the packet itself.
-        assert_eq!(r.sack_bitmap(100, true), 0b11);
+        assert_eq!(sack_base(5, 3), 4);
     }
 }

@@ -248,8 +248,11 @@ impl Reliable {
 
     /// Marks `seq` acknowledged; returns its bytes if that is news.
     fn acknowledge(&mut self, seq: u32) -> u64 {
+        if self.record(seq).is_none() {
+            return 0;
+        }
         let size = self.size(seq);
-        let Some(r) = self.record(seq) else { return 0 };
+        let r = self.record(seq).expect("checked above");
         let was = r.state;
         r.state = State::Acked;
         match was {
@@ -372,12 +375,15 @@ impl Reliable {
     }
 
     /// A trimmed packet's NACK (echoing transmission `tx_echo`); returns false if the
-    /// packet was not outstanding (late or duplicate NACK).
+    /// packet is not outstanding or the NACK is for an earlier transmission than the one in
+    /// flight (late or duplicate NACK: acting on it would resend the packet again). UEC
+    /// htsim's `processNack` acts on such NACKs; they are rare with its RTOs.
     pub fn on_nack(&mut self, seq: u32, tx_echo: u8, last_hop: bool, now_ps: u64) -> bool {
-        let Some(r) = self.record(seq).filter(|r| r.state == State::Outstanding) else {
+        let latest = |r: &&mut Record| r.state == State::Outstanding && r.tx & 3 == tx_echo & 3;
+        let Some(r) = self.record(seq).filter(latest) else {
             return false;
         };
-        let rtt_ps = (r.tx & 3 == tx_echo & 3).then(|| now_ps.saturating_sub(r.sent_ps));
+        let rtt_ps = Some(now_ps.saturating_sub(r.sent_ps));
         self.declare_lost(seq);
         self.cc.on_nack(&NackSignal {
             now_ps,
@@ -595,6 +601,22 @@ mod tests {
         assert_eq!(f.on_timeout(1_000).len(), 10, "all ten overdue");
         // One multiplicative decrease (1 - max_mdf = 0.5), not a reset to 10 B.
         assert_eq!(f.cwnd_bytes(), 500);
+    }
+
+    #[test]
+    fn a_late_nack_of_an_earlier_transmission_is_stale() {
+        let mut f = flow(2, 2);
+        f.next_seq(0);
+        assert_eq!(f.on_timeout(1_000).len(), 1);
+        assert_eq!(f.next_seq(1_100).unwrap().tx, 2);
+        assert!(
+            !f.on_nack(0, 1, false, 1_200),
+            "NACK of transmission 1 while 2 is out"
+        );
+        assert!(
+            f.on_nack(0, 2, false, 1_300),
+            "NACK of the transmission in flight"
+        );
     }
 
     #[test]
