@@ -50,6 +50,26 @@ fn receivers(e: &Engine<'_>) -> usize {
         .sum()
 }
 
+/// Encodes every partition of a stopped engine with bincode and decodes it again, as a
+/// checkpoint would (outboxes are empty at a window boundary).
+fn encode_and_decode(stopped: Engine<'_>, plan: &Plan) -> Vec<(Partition, Outbox)> {
+    let cfg = bincode::config::standard();
+    let bytes: Vec<Vec<u8>> = stopped
+        .parts
+        .iter()
+        .map(|p| bincode::serde::encode_to_vec(&**p, cfg).unwrap())
+        .collect();
+    drop(stopped);
+    bytes
+        .iter()
+        .map(|b| {
+            let (p, _): (Partition, usize) = bincode::serde::decode_from_slice(b, cfg).unwrap();
+            let slots = plan.out_neighbors[p.id as usize].len();
+            (p, vec![Vec::new(); slots])
+        })
+        .collect()
+}
+
 fn build(m: &Model, plan: &Plan) -> Vec<(Partition, Outbox)> {
     let members = plan.members();
     (0..plan.parts)
@@ -82,22 +102,7 @@ fn a_run_restored_from_encoded_state_ends_exactly_like_an_uninterrupted_one() {
                 .map(|(p, o)| p.packets_held(o).0)
                 .sum();
             assert!(held > 0, "{policy:?}: nothing in flight at {stop_ps} ps");
-            let cfg = bincode::config::standard();
-            let bytes: Vec<Vec<u8>> = first
-                .parts
-                .iter()
-                .map(|p| bincode::serde::encode_to_vec(&**p, cfg).unwrap())
-                .collect();
-            drop(first);
-            let restored: Vec<(Partition, Outbox)> = bytes
-                .iter()
-                .map(|b| {
-                    let (p, _): (Partition, usize) =
-                        bincode::serde::decode_from_slice(b, cfg).unwrap();
-                    let slots = plan.out_neighbors[p.id as usize].len();
-                    (p, vec![Vec::new(); slots])
-                })
-                .collect();
+            let restored = encode_and_decode(first, &plan);
             let mut second = Engine::new(restored, &m, &plan, &LocalComm, None);
             assert_eq!(second.run(u64::MAX, None), ending);
             assert_eq!(
@@ -122,6 +127,45 @@ fn a_run_restored_from_encoded_state_ends_exactly_like_an_uninterrupted_one() {
                 "{kept} receivers kept, {incomplete} flows incomplete"
             );
             assert!(kept < 36, "every receiver kept ({kept})");
+        }
+    }
+}
+
+#[test]
+fn reliable_transport_state_restores_exactly_with_losses_trims_and_timers_pending() {
+    // Send records, retransmission queues, RTO and pacing timers, CCA state (NSCC's
+    // accumulators, Swift's delay history), trimming queues and ECN-ramp RNG streams.
+    for cc in [
+        weft::scenario::CcKind::Nscc,
+        weft::scenario::CcKind::Mswift,
+        weft::scenario::CcKind::Dctcp,
+    ] {
+        let mut s = scenario(LbPolicy::Rps);
+        s.host.load = 1.0;
+        s.host.cc = cc;
+        s.switch.buffer_bytes = BufferBytes::Bytes(30_000);
+        s.switch.trim = true;
+        s.switch.ecn = weft::scenario::EcnMode::Ramp;
+        s.switch.loss_fraction = 0.01;
+        s.validate().unwrap();
+        let m = Model::build(&s).unwrap();
+        let plan = Plan::automatic(&m, 3, 1).unwrap();
+        let mut whole = Engine::new(build(&m, &plan), &m, &plan, &LocalComm, None);
+        assert_eq!(whole.run(u64::MAX, None), Ending::WorkloadDone, "{cc:?}");
+        let expected = fingerprint(&m, whole.parts.iter_mut().map(|p| &mut **p));
+        let trims: u64 = whole.parts.iter().map(|p| p.metrics.counters.trims).sum();
+        assert!(trims > 0, "{cc:?}: the case must trim");
+        for stop_ps in [2_000_000u64, 5_500_000] {
+            let mut first = Engine::new(build(&m, &plan), &m, &plan, &LocalComm, None);
+            assert_eq!(first.run(stop_ps, None), Ending::Stopped, "{cc:?}");
+            let restored = encode_and_decode(first, &plan);
+            let mut second = Engine::new(restored, &m, &plan, &LocalComm, None);
+            assert_eq!(second.run(u64::MAX, None), Ending::WorkloadDone);
+            assert_eq!(
+                fingerprint(&m, second.parts.iter_mut().map(|p| &mut **p)),
+                expected,
+                "{cc:?}: restored at {stop_ps} ps"
+            );
         }
     }
 }
