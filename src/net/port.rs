@@ -89,24 +89,24 @@ impl Port {
         debug_assert!(!self.busy);
         self.serving_ctrl = !self.ctrl.is_empty();
         self.busy = true;
-        let head = if self.serving_ctrl {
-            self.ctrl.front()
-        } else {
-            self.queue.front()
-        };
-        head.expect("service from an empty port")
+        self.served_head().expect("service from an empty port")
     }
 
     /// The packet on the wire.
     #[inline]
     pub fn on_wire(&self) -> &Packet {
         debug_assert!(self.busy);
-        let head = if self.serving_ctrl {
+        self.served_head().expect("a busy port holds its packet")
+    }
+
+    /// The head of the queue being served.
+    #[inline]
+    fn served_head(&self) -> Option<&Packet> {
+        if self.serving_ctrl {
             self.ctrl.front()
         } else {
             self.queue.front()
-        };
-        head.expect("a busy port holds its packet")
+        }
     }
 
     /// Removes the packet on the wire once its last bit has left; `wire_ps` is the time it
