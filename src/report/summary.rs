@@ -45,7 +45,9 @@ impl Summary {
         let mut drops = Map::new();
         let mut trims = Map::new();
         let mut marks = Map::new();
+        let mut overload = Map::new();
         for (name, s) in o.stage_names.iter().zip(&o.stages) {
+            overload.insert(name.to_string(), json!(s.link_overload()));
             trims.insert(name.to_string(), json!(s.trims));
             marks.insert(name.to_string(), json!(s.ecn_marks));
             queues.insert(
@@ -90,6 +92,7 @@ impl Summary {
             "goodput_gbps": o.goodput_bps().map(|b| b / 1e9),
             "queues": queues,
             "utilization": util,
+            "link_overload": overload,
             "drops": drops,
             "trims": trims,
             "ecn_marks": marks,
