@@ -1020,6 +1020,10 @@ fn bad_transport_and_queue_settings_name_their_field() {
         (&["report.timeseries_us=0"], &["report.timeseries_us"]),
         (&["end_us=-1"], &["end_us"]),
         (
+            &["workload.kind=\"all_to_all\"", "workload.inter_pod=true"],
+            &["workload.inter_pod"],
+        ),
+        (
             &["report.trace_hosts=[99]"],
             &["report.trace_hosts", "not a host"],
         ),

@@ -85,3 +85,29 @@ fn ofan_stays_bounded() {
         );
     }
 }
+
+/// The Ofan paper's link-overload figure: under a random inter-pod permutation Ofan loads
+/// every link of every stage exactly evenly (its pointers spread each destination's packets
+/// over all uplinks in turn), while random spraying overloads its busiest link.
+#[test]
+fn ofan_loads_every_link_evenly_under_an_inter_pod_permutation() {
+    for seed in [1u64, 2, 3] {
+        let overload = |policy| {
+            let mut s = scenario(TopologyKind::FatTree, 8, policy, 256 * 1024);
+            s.seed = seed;
+            s.workload.inter_pod = true;
+            let o = run(&s, 1, 1);
+            o.stages
+                .iter()
+                .map(|st| st.link_overload().unwrap())
+                .fold(0.0f64, f64::max)
+        };
+        let ofan = overload(LbPolicy::Ofan);
+        let rsq = overload(LbPolicy::Rsq);
+        assert!(
+            (ofan - 1.0).abs() < 1e-9,
+            "seed {seed}: ofan overload {ofan}"
+        );
+        assert!(rsq > 1.05, "seed {seed}: rsq overload {rsq}");
+    }
+}

@@ -413,6 +413,9 @@ pub struct WorkloadConfig {
     pub message_bytes: u64,
     /// htsim connection-matrix file (matrix), relative to the scenario file's folder.
     pub file: Option<PathBuf>,
+    /// Permutation: every host sends to a host of another pod (fat tree) or leaf
+    /// (leaf-spine), as the Ofan paper's link-overload figure.
+    pub inter_pod: bool,
 }
 
 impl Default for WorkloadConfig {
@@ -421,6 +424,7 @@ impl Default for WorkloadConfig {
             kind: WorkloadKind::Permutation,
             message_bytes: 1 << 20,
             file: None,
+            inter_pod: false,
         }
     }
 }

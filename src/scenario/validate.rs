@@ -163,6 +163,12 @@ impl Scenario {
 
         let w = &self.workload;
         match w.kind {
+            WorkloadKind::AllToAll if w.inter_pod => {
+                bail_field!(
+                    "workload.inter_pod",
+                    "only used with kind = \"permutation\""
+                );
+            }
             WorkloadKind::Permutation | WorkloadKind::AllToAll => {
                 if w.message_bytes == 0 {
                     bail_field!("workload.message_bytes", "must be at least 1");
@@ -178,6 +184,12 @@ impl Scenario {
                 if w.file.is_some() {
                     bail_field!("workload.file", "only used with kind = \"matrix\"");
                 }
+            }
+            WorkloadKind::Matrix if w.inter_pod => {
+                bail_field!(
+                    "workload.inter_pod",
+                    "only used with kind = \"permutation\""
+                );
             }
             WorkloadKind::Matrix => {
                 if w.file.is_none() {

@@ -21,6 +21,7 @@ mod permutation;
 pub use crate::packet::FlowId;
 use crate::rng::{stream, Purpose};
 use crate::scenario::{Scenario, WorkloadKind};
+use crate::topology::Fabric;
 use anyhow::Result;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -47,12 +48,19 @@ pub enum Workload {
 }
 
 impl Workload {
-    pub fn build(s: &Scenario, num_hosts: u32) -> Result<Workload> {
+    pub fn build(s: &Scenario, fabric: &Fabric) -> Result<Workload> {
+        let num_hosts = fabric.num_hosts;
         Ok(match s.workload.kind {
             WorkloadKind::Permutation => {
                 let mut rng = stream(s.seed, 0, Purpose::Workload);
+                let dst = if s.workload.inter_pod {
+                    let group = |h: u32| fabric.group_of(h, false).expect("hosts have a pod");
+                    permutation::inter_group_derangement(num_hosts, &group, &mut rng)
+                } else {
+                    permutation::derangement(num_hosts, &mut rng)
+                };
                 Workload::Permutation {
-                    dst: permutation::derangement(num_hosts, &mut rng),
+                    dst,
                     bytes: s.workload.message_bytes,
                 }
             }

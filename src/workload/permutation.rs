@@ -1,7 +1,10 @@
 //! Random permutation: every host sends one message to a distinct other host (a uniformly
-//! random derangement, drawn by rejection from uniform permutations; about e draws expected).
+//! random derangement, drawn by rejection from uniform permutations; about e draws expected),
+//! or to a host of another group (pod) for the inter-pod permutations of the Ofan paper's
+//! link-overload figure.
 
 use rand::seq::SliceRandom;
+use rand::Rng;
 use rand_pcg::Pcg32;
 
 /// `dst[h]`: the host h sends to.
@@ -11,6 +14,26 @@ pub fn derangement(n: u32, rng: &mut Pcg32) -> Vec<u32> {
         dst.shuffle(rng);
         if dst.iter().enumerate().all(|(i, &d)| i as u32 != d) {
             break;
+        }
+    }
+    dst
+}
+
+/// `dst[h]`: a random permutation in which no host sends to its own group (`group(h)`):
+/// a uniform shuffle whose same-group pairs are repaired by swapping destinations with
+/// random hosts where the swap leaves both sides in different groups. (Not exactly uniform
+/// over such permutations: rejection is hopeless, since a uniform shuffle of a k = 12 tree
+/// has no same-pod pair with probability about e^-36.) Needs at least two groups, none with
+/// more than half the hosts.
+pub fn inter_group_derangement(n: u32, group: &dyn Fn(u32) -> u32, rng: &mut Pcg32) -> Vec<u32> {
+    let mut dst: Vec<u32> = (0..n).collect();
+    dst.shuffle(rng);
+    for i in 0..n as usize {
+        while group(i as u32) == group(dst[i]) {
+            let j = rng.gen_range(0..n as usize);
+            if group(j as u32) != group(dst[i]) && group(i as u32) != group(dst[j]) {
+                dst.swap(i, j);
+            }
         }
     }
     dst
@@ -29,6 +52,21 @@ mod tests {
             let mut seen = vec![false; n as usize];
             for (src, &d) in dst.iter().enumerate() {
                 assert_ne!(src as u32, d);
+                assert!(!seen[d as usize]);
+                seen[d as usize] = true;
+            }
+        }
+    }
+
+    #[test]
+    fn inter_group_permutations_never_stay_in_a_group() {
+        let mut rng = Pcg32::seed_from_u64(2);
+        for (n, size) in [(16u32, 4u32), (432, 36), (8, 4)] {
+            let group = move |h: u32| h / size;
+            let dst = inter_group_derangement(n, &group, &mut rng);
+            let mut seen = vec![false; n as usize];
+            for (src, &d) in dst.iter().enumerate() {
+                assert_ne!(group(src as u32), group(d), "{n} hosts: {src} -> {d}");
                 assert!(!seen[d as usize]);
                 seen[d as usize] = true;
             }
