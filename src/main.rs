@@ -206,7 +206,6 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                 partitions,
                 plan_file: partition,
                 progress,
-                timeseries: out.is_some(),
             };
             // Test only (tests/mpi.rs): the last rank panics on a thread other than the main
             // thread, as a bug in a partition's worker would.

@@ -79,8 +79,8 @@ pub struct Model {
     pub network_rtt_ps: u64,
     /// Line rate of the hosts' links.
     pub line_rate_bps: u64,
-    /// Sampling interval of the time series, if the run records one (set by the runner).
-    pub sample_ps: Option<u64>,
+    /// Sampling interval of the port queues (time series and buffer occupancy).
+    pub sample_ps: u64,
     /// Hosts whose flows' windows are traced.
     pub trace_hosts: Vec<u32>,
 }
@@ -124,7 +124,7 @@ impl Model {
             qdisc: queue_discipline(s)?,
             loss_per_2_32: (s.switch.loss_fraction * (1u64 << 32) as f64).round() as u64,
             loss_switches: s.switch.loss_switches.clone(),
-            sample_ps: None,
+            sample_ps: ((s.report.timeseries_us * PS_PER_US as f64).round() as u64).max(1),
             trace_hosts: s.report.trace_hosts.clone(),
             network_rtt_ps: Model::network_rtt_ps(s, &fabric),
             line_rate_bps: fabric.link(0, 0).rate.bps,

@@ -25,8 +25,6 @@ pub struct RunOptions {
     pub plan_file: Option<PathBuf>,
     /// Print progress on stderr (rank 0) at most once a second.
     pub progress: bool,
-    /// Record the time series (`report.timeseries_us`) for `timeseries.csv`.
-    pub timeseries: bool,
 }
 
 impl Default for RunOptions {
@@ -36,7 +34,6 @@ impl Default for RunOptions {
             partitions: None,
             plan_file: None,
             progress: false,
-            timeseries: false,
         }
     }
 }
@@ -146,10 +143,7 @@ fn setup(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<(Model, Pla
     if opts.threads == 0 {
         bail!("--threads: must be at least 1");
     }
-    let mut m = Model::build(s)?;
-    if opts.timeseries {
-        m.sample_ps = Some(((s.report.timeseries_us * PS_PER_US as f64).round() as u64).max(1));
-    }
+    let m = Model::build(s)?;
     let plan = match &opts.plan_file {
         Some(path) => plan_file::read(path, &m, comm.ranks())?,
         None => {

@@ -1020,6 +1020,19 @@ fn bad_transport_and_queue_settings_name_their_field() {
         (&["report.timeseries_us=0"], &["report.timeseries_us"]),
         (&["end_us=-1"], &["end_us"]),
         (
+            &["workload.kind=\"continuous\""],
+            &["workload.duration_us", "required"],
+        ),
+        (
+            &[
+                "workload.kind=\"continuous\"",
+                "workload.duration_us=10",
+                "workload.load=1.5",
+            ],
+            &["workload.load"],
+        ),
+        (&["workload.load=0.5"], &["workload.load", "continuous"]),
+        (
             &["workload.kind=\"all_to_all\"", "workload.inter_pod=true"],
             &["workload.inter_pod"],
         ),

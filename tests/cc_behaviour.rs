@@ -30,11 +30,7 @@ fn with_flows(dir: &tempfile::TempDir, cc: CcKind, flows: &[(u32, u32, u64)]) ->
 
 fn run_sampled(s: &Scenario) -> RunOutput {
     s.validate().expect("valid scenario");
-    let opts = RunOptions {
-        timeseries: true,
-        ..RunOptions::default()
-    };
-    simulate(s, &opts).expect("run succeeds")
+    simulate(s, &RunOptions::default()).expect("run succeeds")
 }
 
 /// Goodput in Gb/s over each sampling interval.

@@ -39,8 +39,10 @@ pub struct Partition {
     pub flows_total: u64,
     /// Key of the last event processed (the order invariant).
     last_key: (u64, u64),
-    /// Index of the next time-series sample (at `index × interval`).
+    /// Index of the next sample of the port queues (at `index × interval`).
     next_sample: u64,
+    /// Its time, `next_sample × interval` (compared on every event: no division there).
+    next_sample_ps: u64,
 }
 
 /// Routes an event to the local queue or to the outbox of the link it crosses.
@@ -132,20 +134,17 @@ impl Partition {
             metrics: Metrics::recording(),
             flows_total,
             last_key: (0, 0),
-            // Never, unless the run samples.
-            next_sample: if m.sample_ps.is_some() { 0 } else { u64::MAX },
+            next_sample: 0,
+            next_sample_ps: 0,
         };
         let mut p = p;
-        if let Some(interval_ps) = m.sample_ps {
-            let stages = m.fabric.stage_names().len();
-            p.metrics.series = Some(crate::metrics::Timeseries::new(interval_ps, stages));
-        }
+        let stages = m.fabric.stage_names().len();
+        p.metrics.series = Some(crate::metrics::Timeseries::new(m.sample_ps, stages));
         (p, outbox)
     }
 
     /// Processes every event before `end_ps`, putting those for other partitions in `outbox`.
     pub fn run_window(&mut self, m: &Model, plan: &Plan, end_ps: u64, outbox: &mut Outbox) {
-        let sample_every = m.sample_ps.unwrap_or(u64::MAX);
         let Partition {
             id,
             queue,
@@ -153,6 +152,7 @@ impl Partition {
             metrics,
             last_key,
             next_sample,
+            next_sample_ps,
             ..
         } = self;
         let mut sink = Sink {
@@ -175,8 +175,8 @@ impl Partition {
             }
             *last_key = ev.key();
             events += 1;
-            if ev.time_ps / sample_every >= *next_sample {
-                sample_through(m, nodes, metrics, next_sample, ev.time_ps);
+            if ev.time_ps >= *next_sample_ps {
+                *next_sample_ps = sample_through(m, nodes, metrics, next_sample, ev.time_ps);
             }
             sink.now_ps = ev.time_ps;
             let local = plan.node_local[ev.node() as usize] as usize;
@@ -188,10 +188,8 @@ impl Partition {
 
     /// Takes the time-series samples due up to `end_ps` (the end of the run).
     pub fn finish_samples(&mut self, m: &Model, end_ps: u64) {
-        if m.sample_ps.is_some() {
-            let (nodes, metrics) = (&self.nodes, &mut self.metrics);
-            sample_through(m, nodes, metrics, &mut self.next_sample, end_ps);
-        }
+        let (nodes, metrics) = (&self.nodes, &mut self.metrics);
+        self.next_sample_ps = sample_through(m, nodes, metrics, &mut self.next_sample, end_ps);
     }
 
     pub fn next_time_ps(&self) -> u64 {
@@ -251,8 +249,9 @@ impl Partition {
 /// Samples every port of `nodes` at each sampling instant up to `now_ps` not yet sampled
 /// (the state then is the state now: no event of these nodes happened in between).
 #[cold]
-fn sample_through(m: &Model, nodes: &[Node], mx: &mut Metrics, next: &mut u64, now_ps: u64) {
-    let series = mx.series.as_mut().expect("sampling runs record a series");
+/// Returns the time of the next sample.
+fn sample_through(m: &Model, nodes: &[Node], mx: &mut Metrics, next: &mut u64, now_ps: u64) -> u64 {
+    let series = mx.series.as_mut().expect("partitions record a series");
     while *next * series.interval_ps <= now_ps {
         let i = *next as usize;
         for node in nodes {
@@ -267,6 +266,7 @@ fn sample_through(m: &Model, nodes: &[Node], mx: &mut Metrics, next: &mut u64, n
         }
         *next += 1;
     }
+    *next * series.interval_ps
 }
 
 /// Hands one event to its node.

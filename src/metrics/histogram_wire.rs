@@ -37,6 +37,31 @@ pub mod serde_v2 {
     }
 }
 
+/// Serde for a list of histograms (one per stage), each as in [`serde_v2`].
+pub mod serde_v2_vec {
+    use hdrhistogram::Histogram;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(hs: &[Histogram<u64>], s: S) -> Result<S::Ok, S::Error> {
+        hs.iter()
+            .map(super::encode)
+            .collect::<Vec<_>>()
+            .serialize(s)
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Histogram<u64>>, D::Error> {
+        let all = Vec::<Vec<u8>>::deserialize(d)?;
+        all.iter()
+            .map(|bytes| {
+                let mut h: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+                    .deserialize(&mut &bytes[..])
+                    .map_err(|e| serde::de::Error::custom(format!("histogram: {e:?}")))?;
+                h.auto(true);
+                Ok(h)
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

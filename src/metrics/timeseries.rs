@@ -1,5 +1,6 @@
-//! Time series of a run (`timeseries.csv` with `--out`): every `interval` the queue of every
-//! port is sampled and summed per stage, the stage's cumulative transmission time is read
+//! Time series of a run (`timeseries.csv` with `--out`) and its sampled buffer occupancy:
+//! every `interval` the queue of every port is sampled, recorded in its stage's occupancy
+//! histogram (the PSP paper's time-sampled p99 and average buffer) and summed per stage, the stage's cumulative transmission time is read
 //! (its difference between two samples is the utilization over the interval), and payload
 //! bytes delivered are added to the interval they arrived in. Partitions sample their own
 //! nodes at the same instants (before any event at that instant), so sums merged across
@@ -7,10 +8,12 @@
 //!
 //! Also the congestion-window traces of chosen hosts' flows (`cwnd.csv`).
 
+use super::histogram_wire;
+use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 /// Samples of one partition (or merged), by sample index and stage.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Timeseries {
     pub interval_ps: u64,
     pub stages: usize,
@@ -22,15 +25,27 @@ pub struct Timeseries {
     pub busy_ps: Vec<u128>,
     /// [interval]: payload bytes delivered (first copies) in (i·interval, (i+1)·interval].
     pub goodput_bytes: Vec<u64>,
+    /// [stage]: every sampled port queue, in bytes.
+    #[serde(with = "histogram_wire::serde_v2_vec")]
+    pub occupancy: Vec<Histogram<u64>>,
 }
 
 impl Timeseries {
     pub fn new(interval_ps: u64, stages: usize) -> Timeseries {
         assert!(interval_ps > 0, "a sampling interval is positive");
+        let growing = || {
+            let mut h = Histogram::new(3).expect("3 significant digits is valid");
+            h.auto(true);
+            h
+        };
         Timeseries {
             interval_ps,
             stages,
-            ..Default::default()
+            queue_bytes: Vec::new(),
+            queue_max_bytes: Vec::new(),
+            busy_ps: Vec::new(),
+            goodput_bytes: Vec::new(),
+            occupancy: (0..stages).map(|_| growing()).collect(),
         }
     }
 
@@ -50,6 +65,9 @@ impl Timeseries {
         self.queue_bytes[at] += queued_bytes;
         self.queue_max_bytes[at] = self.queue_max_bytes[at].max(queued_bytes);
         self.busy_ps[at] += busy_ps as u128;
+        self.occupancy[stage]
+            .record(queued_bytes)
+            .expect("a growing histogram records any value");
     }
 
     /// Records payload delivered at `now_ps`.
@@ -75,6 +93,9 @@ impl Timeseries {
         }
         for (a, b) in self.goodput_bytes.iter_mut().zip(&o.goodput_bytes) {
             *a += b;
+        }
+        for (a, b) in self.occupancy.iter_mut().zip(&o.occupancy) {
+            a.add(b).expect("growing histograms merge");
         }
     }
 

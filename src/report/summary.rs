@@ -32,6 +32,16 @@ pub struct Summary {
     pub run: Value,
 }
 
+/// Sampled port queues of a stage: mean, p99 and largest sample, in bytes.
+fn occupancy_json(h: &Histogram<u64>) -> Value {
+    json!({
+        "avg_bytes": h.mean(),
+        "p99_bytes": h.lowest_equivalent(h.value_at_quantile(0.99)),
+        "max_bytes": h.lowest_equivalent(h.max()),
+        "samples": h.len(),
+    })
+}
+
 fn ns(ps: u64) -> f64 {
     ps as f64 / 1000.0
 }
@@ -46,6 +56,15 @@ impl Summary {
         let mut trims = Map::new();
         let mut marks = Map::new();
         let mut overload = Map::new();
+        let mut occupancy = Map::new();
+        if let Some(series) = &o.metrics.series {
+            let mut all = crate::metrics::new_histogram();
+            for (name, h) in o.stage_names.iter().zip(&series.occupancy) {
+                occupancy.insert(name.to_string(), occupancy_json(h));
+                all.add(h).expect("histograms merge");
+            }
+            occupancy.insert("all".to_string(), occupancy_json(&all));
+        }
         for (name, s) in o.stage_names.iter().zip(&o.stages) {
             overload.insert(name.to_string(), json!(s.link_overload()));
             trims.insert(name.to_string(), json!(s.trims));
@@ -93,6 +112,8 @@ impl Summary {
             "queues": queues,
             "utilization": util,
             "link_overload": overload,
+            "buffer_occupancy": occupancy,
+            "loss_rate": if c.data_sent > 0 { json!(c.data_dropped as f64 / c.data_sent as f64) } else { Value::Null },
             "drops": drops,
             "trims": trims,
             "ecn_marks": marks,

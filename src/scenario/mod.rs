@@ -403,6 +403,9 @@ pub enum WorkloadKind {
     Permutation,
     AllToAll,
     Matrix,
+    /// Back-to-back messages to random hosts of other pods/leaves at `load` for
+    /// `duration_us` (the PSP paper's set-up).
+    Continuous,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -416,6 +419,11 @@ pub struct WorkloadConfig {
     /// Permutation: every host sends to a host of another pod (fat tree) or leaf
     /// (leaf-spine), as the Ofan paper's link-overload figure.
     pub inter_pod: bool,
+    /// Continuous: offered load as a fraction of the host's line rate, in (0, 1]
+    /// (unset: 1).
+    pub load: Option<f64>,
+    /// Continuous: how long hosts keep starting messages, in µs (required).
+    pub duration_us: Option<f64>,
 }
 
 impl Default for WorkloadConfig {
@@ -425,6 +433,8 @@ impl Default for WorkloadConfig {
             message_bytes: 1 << 20,
             file: None,
             inter_pod: false,
+            load: None,
+            duration_us: None,
         }
     }
 }

@@ -162,6 +162,17 @@ impl Scenario {
         }
 
         let w = &self.workload;
+        if w.kind != WorkloadKind::Continuous {
+            if w.load.is_some() {
+                bail_field!("workload.load", "only used with kind = \"continuous\"");
+            }
+            if w.duration_us.is_some() {
+                bail_field!(
+                    "workload.duration_us",
+                    "only used with kind = \"continuous\""
+                );
+            }
+        }
         match w.kind {
             WorkloadKind::AllToAll if w.inter_pod => {
                 bail_field!(
@@ -183,6 +194,39 @@ impl Scenario {
                 }
                 if w.file.is_some() {
                     bail_field!("workload.file", "only used with kind = \"matrix\"");
+                }
+            }
+            WorkloadKind::Continuous => {
+                if w.message_bytes == 0
+                    || w.message_bytes > p.payload_bytes as u64 * u32::MAX as u64
+                {
+                    bail_field!(
+                        "workload.message_bytes",
+                        "must be from 1 to 2^32 - 1 packets (got {})",
+                        w.message_bytes
+                    );
+                }
+                let load = w.load.unwrap_or(1.0);
+                if !(load > 0.0 && load <= 1.0) {
+                    bail_field!("workload.load", "must be in (0, 1] (got {load})");
+                }
+                match w.duration_us {
+                    None => bail_field!(
+                        "workload.duration_us",
+                        "required with kind = \"continuous\""
+                    ),
+                    Some(d) if !(d > 0.0 && d <= 1e9) => {
+                        bail_field!("workload.duration_us", "must be in (0, 10^9] µs (got {d})")
+                    }
+                    Some(_) => {}
+                }
+                if w.file.is_some() || w.inter_pod {
+                    let field = if w.inter_pod {
+                        "workload.inter_pod"
+                    } else {
+                        "workload.file"
+                    };
+                    bail_field!(field, "not used with kind = \"continuous\"");
                 }
             }
             WorkloadKind::Matrix if w.inter_pod => {

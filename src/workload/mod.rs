@@ -1,5 +1,6 @@
 //! Workloads: which flows each host sends. Flows are generated where their host lives, on
-//! demand: a host asks for its `i`-th flow and gets it computed (permutation, all-to-all) or
+//! demand: a host asks for its `i`-th flow and gets it computed (permutation, all-to-all,
+//! continuous load) or
 //! read from a per-host table (connection matrices). Nothing of size O(flows) is built for
 //! generated workloads, so an all-to-all on 65,536 hosts (4.3 × 10⁹ flows) costs only the
 //! state of the flows actually running.
@@ -15,6 +16,7 @@
 //! [`Workload::flow`], so triggers fit there.
 
 mod all_to_all;
+mod continuous;
 mod matrix;
 mod permutation;
 
@@ -45,6 +47,8 @@ pub enum Workload {
     AllToAll { hosts: u32, bytes: u64 },
     /// Explicit flows, grouped by source host and sorted by start time.
     Table(matrix::FlowTable),
+    /// Back-to-back messages to random hosts of other groups at an offered load.
+    Continuous(continuous::Continuous),
 }
 
 impl Workload {
@@ -77,6 +81,7 @@ impl Workload {
                 let flows = matrix::read(&s.base_dir.join(file), num_hosts, max_flow_bytes(s))?;
                 Workload::from_flows(flows, num_hosts)
             }
+            WorkloadKind::Continuous => Workload::Continuous(continuous(s, fabric)),
         })
     }
 
@@ -92,6 +97,7 @@ impl Workload {
             Workload::Permutation { .. } => 1,
             Workload::AllToAll { hosts, .. } => hosts - 1,
             Workload::Table(t) => t.flows_of(h),
+            Workload::Continuous(c) => c.count,
         }
     }
 
@@ -108,6 +114,7 @@ impl Workload {
             },
             Workload::AllToAll { hosts, bytes } => all_to_all::flow(*hosts, *bytes, h, i),
             Workload::Table(t) => t.flow(h, i),
+            Workload::Continuous(c) => c.flow(h, i),
         }
     }
 
@@ -128,6 +135,7 @@ impl Workload {
             Workload::Permutation { bytes, .. } => *bytes,
             Workload::AllToAll { hosts, bytes } => (*hosts as u64 - 1) * bytes,
             Workload::Table(t) => (0..t.flows_of(h)).map(|i| t.flow(h, i).bytes).sum(),
+            Workload::Continuous(c) => c.count as u64 * c.bytes,
         }
     }
 
@@ -136,6 +144,31 @@ impl Workload {
             Workload::Permutation { .. } => "permutation",
             Workload::AllToAll { .. } => "all_to_all",
             Workload::Table(_) => "matrix",
+            Workload::Continuous(_) => "continuous",
         }
+    }
+}
+
+/// The continuous workload of a validated scenario: a message starts every (wire time of a
+/// message at the host's line rate) / `workload.load`, for `workload.duration_us`.
+fn continuous(s: &Scenario, fabric: &Fabric) -> continuous::Continuous {
+    let w = &s.workload;
+    let payload = s.packet.payload_bytes as u64;
+    let packets = w.message_bytes.div_ceil(payload);
+    let wire_bytes = w.message_bytes
+        + packets * (s.packet.header_bytes as u64 + s.packet.interframe_bytes as u64);
+    let wire_ps = fabric.link(0, 0).serialization_ps(wire_bytes);
+    let load = w.load.unwrap_or(1.0);
+    let gap_ps = ((wire_ps as f64 / load).round() as u64).max(1);
+    let duration_us = w.duration_us.expect("validated: continuous has a duration");
+    let duration_ps = (duration_us * crate::time::PS_PER_US as f64).round() as u64;
+    continuous::Continuous {
+        group: (0..fabric.num_hosts)
+            .map(|h| fabric.group_of(h, false).expect("hosts have a group"))
+            .collect(),
+        bytes: w.message_bytes,
+        gap_ps,
+        count: (duration_ps / gap_ps).clamp(1, u32::MAX as u64) as u32,
+        seed: s.seed,
     }
 }
