@@ -64,7 +64,7 @@ mod tests {
             count: 2_000,
             seed: 7,
         };
-        let mut hits = vec![0u32; 32];
+        let mut hits = [0u32; 32];
         for i in 0..c.count {
             let f = c.flow(3, i);
             assert_eq!(f.start_ps, i as u64 * 1_000);
