@@ -69,8 +69,8 @@ fn reps_without_trimming_recovers_by_timeouts_identically_for_any_split() {
     for (threads, parts) in [(2, 4), (1, 7)] {
         assert_eq!(results(&s, threads, parts), reference, "{threads}x{parts}");
     }
-    // The gate: at 1 × base RTT no timeout can freeze (every RTT is at least the base), which
-    // is the run without freezing; at 1.65 some did (the run differs: CCT 172.3 µs against
+    // The gate: at 1 × base RTT no timeout froze (a full packet's RTT is at least the base
+    // RTT), as in the run without freezing; at 1.65 some did (the run differs: CCT 172.3 µs against
     // 223.7 µs without freezing).
     let mut v = s.clone();
     v.lb.reps_freeze_us = 0.0;
@@ -89,7 +89,7 @@ fn reps_steers_away_from_a_lossy_aggregation_switch_more_than_rps() {
     // REPS stops recycling the entropy values whose packets it trimmed (NACK) or whose
     // ACKs it dropped. Seed 1 gives RPS 1,839 trims, 1,800 dropped ACKs/NACKs, 136
     // timeouts and a CCT of 187.3 µs; REPS 1,283, 1,092, 76 and 178.3 µs. (Seeds 1–6: REPS
-    // trims 26–31 % less, drops 37–42 % less, and finishes 5–50 % sooner in every one.)
+    // trims 27–32 % less, drops 37–42 % less, and finishes 5–50 % sooner in every one.)
     let clean = run(&hot_agg(LbPolicy::Rps, 0.0), 1, 1);
     assert_eq!(
         clean.metrics.counters.trims, 0,
