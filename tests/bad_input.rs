@@ -419,6 +419,52 @@ fn bad_lb() {
     );
 }
 
+#[test]
+fn bad_reps() {
+    run_fails(
+        "reps without a reliable transport",
+        &good_plus("[lb]\npolicy = \"reps\""),
+        &[],
+        &[],
+        &[
+            "s.toml",
+            "lb.policy",
+            "reps needs a reliable transport",
+            "host.cc",
+        ],
+    );
+    let reps = "[lb]\npolicy = \"reps\"\n[host]\ncc = \"nscc\"";
+    for (case, set, needles) in [
+        (
+            "buffer 0",
+            "lb.reps_buffer=0",
+            &["lb.reps_buffer", "(got 0)"],
+        ),
+        (
+            "buffer 17",
+            "lb.reps_buffer=17",
+            &["lb.reps_buffer", "1 to 16"],
+        ),
+        (
+            "negative freeze",
+            "lb.reps_freeze_us=-1",
+            &["lb.reps_freeze_us", "(got -1)"],
+        ),
+        (
+            "explore",
+            "lb.reps_explore_pkts=70000",
+            &["lb.reps_explore_pkts", "65535"],
+        ),
+        (
+            "gate",
+            "lb.reps_freeze_rtt_gate=0.5",
+            &["lb.reps_freeze_rtt_gate", "(got 0.5)"],
+        ),
+    ] {
+        run_fails(case, &good_plus(reps), &[], &["--set", set], needles);
+    }
+}
+
 // ---- Matrix workloads ----
 
 fn matrix_scenario(file_line: &str) -> String {

@@ -134,13 +134,16 @@ fn a_run_restored_from_encoded_state_ends_exactly_like_an_uninterrupted_one() {
 #[test]
 fn reliable_transport_state_restores_exactly_with_losses_trims_and_timers_pending() {
     // Send records, retransmission queues, RTO and pacing timers, CCA state (NSCC's
-    // accumulators, Swift's delay history), trimming queues and ECN-ramp RNG streams.
-    for cc in [
-        weft::scenario::CcKind::Nscc,
-        weft::scenario::CcKind::Mswift,
-        weft::scenario::CcKind::Dctcp,
+    // accumulators, Swift's delay history), trimming queues, ECN-ramp RNG streams and
+    // REPS's per-flow buffers and freezes.
+    use weft::scenario::CcKind;
+    for (policy, cc) in [
+        (LbPolicy::Rps, CcKind::Nscc),
+        (LbPolicy::Rps, CcKind::Mswift),
+        (LbPolicy::Rps, CcKind::Dctcp),
+        (LbPolicy::Reps, CcKind::Nscc),
     ] {
-        let mut s = scenario(LbPolicy::Rps);
+        let mut s = scenario(policy);
         s.host.load = 1.0;
         s.host.cc = cc;
         s.switch.buffer_bytes = BufferBytes::Bytes(30_000);

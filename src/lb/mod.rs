@@ -1,6 +1,6 @@
 //! Load balancing. Switch policies ([`SwitchLb`]) choose among the candidate ports a route
-//! offers; host policies ([`HostLb`]) choose the entropy value (ECMP, RPS) or the path code
-//! (DRB) that switches then act on, and receive the transport's per-packet feedback. Dispatch
+//! offers; host policies ([`HostLb`]) choose the entropy value (ECMP, RPS, REPS) or the path
+//! code (DRB) that switches then act on, and receive the transport's per-packet feedback. Dispatch
 //! is by enum, never a trait object on the per-packet path.
 //!
 //! The policy table is [`switch_and_host`]: for every `lb.policy` it gives the switch-side and
@@ -15,6 +15,7 @@ pub mod ecmp;
 pub(crate) mod host;
 pub(crate) mod jsq;
 pub mod ofan;
+pub mod reps;
 pub(crate) mod rsq;
 pub(crate) mod simple_rr;
 pub(crate) mod switch;
@@ -26,11 +27,12 @@ use crate::rng::{stream, Purpose};
 use crate::scenario::{LbConfig, LbPolicy};
 use crate::topology::Fabric;
 use ofan::PortOrders;
+use reps::RepsParams;
 
 /// Which switch-side and host-side behaviour each `lb.policy` means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SwitchKind {
-    /// ECMP hash of (flow, entropy, salt); also what switches do under host-driven RPS.
+    /// ECMP hash of (flow, entropy, salt); also what switches do under host-driven RPS and REPS.
     Hash,
     Rsq,
     SimpleRr,
@@ -40,9 +42,10 @@ pub enum SwitchKind {
     Ofan,
 }
 
-/// The policy table: (switch side, host side) for every policy.
-pub fn switch_and_host(policy: LbPolicy) -> (SwitchKind, HostLb) {
-    match policy {
+/// The policy table: (switch side, host side) for every policy. `trimming`: switches trim
+/// (REPS reads every timeout as a suspected failure then).
+pub fn switch_and_host(cfg: &LbConfig, trimming: bool) -> (SwitchKind, HostLb) {
+    match cfg.policy {
         LbPolicy::Ecmp => (SwitchKind::Hash, HostLb::Ecmp),
         LbPolicy::Rps => (SwitchKind::Hash, HostLb::Rps),
         LbPolicy::Rsq => (SwitchKind::Rsq, HostLb::Fixed),
@@ -50,6 +53,10 @@ pub fn switch_and_host(policy: LbPolicy) -> (SwitchKind, HostLb) {
         LbPolicy::Jsq => (SwitchKind::Jsq, HostLb::Fixed),
         LbPolicy::Drb => (SwitchKind::FollowPath, HostLb::Drb),
         LbPolicy::Ofan | LbPolicy::Pofan => (SwitchKind::Ofan, HostLb::Fixed),
+        LbPolicy::Reps => (
+            SwitchKind::Hash,
+            HostLb::Reps(RepsParams::new(cfg, trimming)),
+        ),
     }
 }
 
@@ -65,8 +72,8 @@ pub struct LbShared {
 }
 
 impl LbShared {
-    pub fn new(cfg: &LbConfig, fabric: &Fabric, seed: u64) -> LbShared {
-        let (switch_kind, host) = switch_and_host(cfg.policy);
+    pub fn new(cfg: &LbConfig, fabric: &Fabric, seed: u64, trimming: bool) -> LbShared {
+        let (switch_kind, host) = switch_and_host(cfg, trimming);
         let orders = if switch_kind == SwitchKind::Ofan {
             let widths = (fabric.num_hosts..fabric.num_nodes()).map(|n| fabric.uplinks(n));
             PortOrders::random(widths, &mut stream(seed, 0, Purpose::OfanPermutation))

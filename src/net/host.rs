@@ -321,12 +321,8 @@ impl Host {
             }
         };
         c.stale_acks += (newly == 0) as u64;
-        let what = if info.ecn_echo {
-            Feedback::Ecn
-        } else {
-            Feedback::Delivered
-        };
-        m.lb.host.feedback(&mut f.path, info.entropy, what);
+        let what = Feedback::of_ack(info.ecn_echo);
+        m.lb.host.feedback(&mut f.path, info.entropy, what, now_ps);
         if !was_complete && f.sender.is_complete() {
             let start = m.workload.flow(self.id, i).start_ps;
             record_ns(&mut mx.fct_ns, (now_ps - start) / PS_PER_NS);
@@ -362,13 +358,9 @@ impl Host {
             return false;
         }
         // A last-hop trim means incast, not a bad path (ALGORITHMS.md C4).
-        let what = match (last_hop, pkt.flags & flags::ECN_ECHO != 0) {
-            (false, _) => Feedback::Nack,
-            (true, true) => Feedback::Ecn,
-            (true, false) => Feedback::Delivered,
-        };
+        let what = Feedback::of_nack(last_hop, pkt.flags & flags::ECN_ECHO != 0);
         let f = &mut self.flows[i as usize];
-        m.lb.host.feedback(&mut f.path, pkt.entropy, what);
+        m.lb.host.feedback(&mut f.path, pkt.entropy, what, now_ps);
         self.after_progress(i, now_ps, out)
     }
 
@@ -423,8 +415,12 @@ impl Host {
                 };
                 let expired = s.on_timeout(now_ps);
                 mx.counters.timeouts += expired.len() as u64;
+                let what = Feedback::Timeout {
+                    recent_max_rtt_ps: s.recent_max_rtt_ps(),
+                    base_rtt_ps: s.base_rtt_ps(),
+                };
                 for (_, entropy) in expired {
-                    m.lb.host.feedback(&mut f.path, entropy, Feedback::Timeout);
+                    m.lb.host.feedback(&mut f.path, entropy, what, now_ps);
                 }
                 self.after_progress(arg as u32, now_ps, out);
             }
@@ -466,10 +462,14 @@ impl Host {
                 "flow {i} of host {} has more than 2^32 packets",
                 self.id
             );
-            let path = m.lb.host.start_flow(m.lb.cfg.entropy_paths, &mut self.rng);
             let full = m.payload_bytes + m.header_bytes;
             let last = m.data_size(f.bytes, packets as u32 - 1);
             let env = m.cc_env(self.id, f.dst);
+            let bdp_pkts = env.bdp_bytes / env.mtu_bytes;
+            let lb = &m.lb;
+            let path = lb
+                .host
+                .start_flow(lb.cfg.entropy_paths, bdp_pkts, &mut self.rng);
             self.flows.push(FlowSender {
                 sender: Sender::new(&m.transport, packets as u32, full, last, &env),
                 path,

@@ -258,10 +258,11 @@ pub enum LbPolicy {
     Drb,
     Ofan,
     Pofan,
+    Reps,
 }
 
 impl LbPolicy {
-    pub const ALL: [LbPolicy; 8] = [
+    pub const ALL: [LbPolicy; 9] = [
         LbPolicy::Ecmp,
         LbPolicy::Rps,
         LbPolicy::Rsq,
@@ -270,6 +271,7 @@ impl LbPolicy {
         LbPolicy::Drb,
         LbPolicy::Ofan,
         LbPolicy::Pofan,
+        LbPolicy::Reps,
     ];
 
     pub fn name(&self) -> &'static str {
@@ -282,7 +284,14 @@ impl LbPolicy {
             LbPolicy::Drb => "drb",
             LbPolicy::Ofan => "ofan",
             LbPolicy::Pofan => "pofan",
+            LbPolicy::Reps => "reps",
         }
+    }
+
+    /// The policy learns from ACKs, NACKs and timeouts, so it needs the reliable transport
+    /// (`host.cc` other than `none`).
+    pub fn needs_feedback(&self) -> bool {
+        *self == LbPolicy::Reps
     }
 }
 
@@ -292,7 +301,8 @@ pub struct LbConfig {
     pub policy: LbPolicy,
     /// pOfan: ports per pipe W (1 = one pointer set per ingress port). Ignored by other policies.
     pub pipe_ports: u32,
-    /// Host entropy values (EVs) per flow for `ecmp`/`rps`: EVs are drawn from [0, entropy_paths).
+    /// Host entropy values (EVs) per flow for `ecmp`/`rps`/`reps`: EVs are drawn from
+    /// [0, entropy_paths).
     pub entropy_paths: u32,
     /// `simple_rr`: reshuffle the uplink order every full rotation (htsim `RR`); the Ofan
     /// paper's Simple RR keeps one fixed order (default false).
@@ -301,9 +311,23 @@ pub struct LbConfig {
     /// < 128 B. Unset: true for `simple_rr` (the htsim rule, under which the Ofan paper's
     /// linear queue growth of Simple RR is reproduced), false for every other policy.
     pub ack_ecmp: Option<bool>,
+    /// `reps`: good entropy values each flow caches (B), 1 to 16.
+    pub reps_buffer: u32,
+    /// `reps`: how long a flow keeps to its cached values after a timeout that suggests a
+    /// failed path (freezing mode), in µs; 0: never freeze.
+    pub reps_freeze_us: f64,
+    /// `reps`: packets sent on random entropy values when a freeze ends. Unset: the flow
+    /// path's bandwidth-delay product in full packets (the REPS artifact).
+    pub reps_explore_pkts: Option<u32>,
+    /// `reps` without `switch.trim`: a timeout freezes only if the flow's largest RTT over
+    /// the last two RTOs is below this many base RTTs (otherwise congestion explains it).
+    pub reps_freeze_rtt_gate: f64,
 }
 
 impl LbConfig {
+    /// Largest `reps_buffer` (REPS keeps its buffer inline in a flow's state).
+    pub const REPS_MAX_BUFFER: u32 = 16;
+
     /// Whether ACKs are hashed (ECMP) rather than balanced by the policy.
     pub fn acks_hashed(&self) -> bool {
         self.ack_ecmp.unwrap_or(self.policy == LbPolicy::SimpleRr)
@@ -318,6 +342,10 @@ impl Default for LbConfig {
             entropy_paths: 65_536,
             rr_reshuffle: false,
             ack_ecmp: None,
+            reps_buffer: 8,
+            reps_freeze_us: 10_000.0,
+            reps_explore_pkts: None,
+            reps_freeze_rtt_gate: 1.65,
         }
     }
 }

@@ -146,6 +146,7 @@ impl Scenario {
                 lb.entropy_paths
             );
         }
+        self.validate_reps()?;
 
         let w = self.host.window_bdp;
         if !w.is_finite() || w <= 0.0 || w > 1e6 {
@@ -246,6 +247,51 @@ impl Scenario {
 }
 
 impl Scenario {
+    /// REPS's parameters (checked whatever the policy, as every field is) and its need for
+    /// feedback.
+    fn validate_reps(&self) -> Result<()> {
+        let lb = &self.lb;
+        if lb.policy.needs_feedback() && self.host.cc == CcKind::None {
+            bail_field!(
+                "lb.policy",
+                "{} needs a reliable transport: it learns from ACKs, NACKs and timeouts \
+                 (set host.cc other than \"none\")",
+                lb.policy.name()
+            );
+        }
+        let max = super::LbConfig::REPS_MAX_BUFFER;
+        if lb.reps_buffer == 0 || lb.reps_buffer > max {
+            bail_field!(
+                "lb.reps_buffer",
+                "must be from 1 to {max} entropy values (got {})",
+                lb.reps_buffer
+            );
+        }
+        let f = lb.reps_freeze_us;
+        if !(0.0..=1e9).contains(&f) {
+            bail_field!(
+                "lb.reps_freeze_us",
+                "must be a time in µs from 0 (never freeze) to 10^9 (got {f})"
+            );
+        }
+        if let Some(e) = lb.reps_explore_pkts {
+            if e > u16::MAX as u32 {
+                bail_field!(
+                    "lb.reps_explore_pkts",
+                    "must be from 0 to 65535 packets (got {e})"
+                );
+            }
+        }
+        let g = lb.reps_freeze_rtt_gate;
+        if !(1.0..=1e6).contains(&g) {
+            bail_field!(
+                "lb.reps_freeze_rtt_gate",
+                "must be a number of base RTTs from 1 to 10^6 (got {g})"
+            );
+        }
+        Ok(())
+    }
+
     fn validate_queues(&self, data_bytes: u64) -> Result<()> {
         let sw = &self.switch;
         let buffer = sw.buffer_bytes.limit();

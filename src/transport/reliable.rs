@@ -106,6 +106,12 @@ pub struct Reliable {
     srtt_ps: u64,
     rttvar_ps: u64,
     sampled: bool,
+    /// Unloaded RTT of the flow's path.
+    base_rtt_ps: u64,
+    /// Largest RTT sample of the current epoch, which starts at the first sample after the
+    /// previous one ended and lasts two RTOs (the REPS artifact's `_last_rto_max_rtt`).
+    epoch_max_rtt_ps: u64,
+    epoch_end_ps: u64,
     last_send_ps: Option<u64>,
     cc: Cc,
 }
@@ -138,6 +144,9 @@ impl Reliable {
             srtt_ps: base_rtt_ps,
             rttvar_ps: base_rtt_ps / 2,
             sampled: false,
+            base_rtt_ps,
+            epoch_max_rtt_ps: 0,
+            epoch_end_ps: 0,
             last_send_ps: None,
             cc,
         }
@@ -246,6 +255,17 @@ impl Reliable {
         self.srtt_ps
     }
 
+    /// Unloaded RTT of the flow's path.
+    pub fn base_rtt_ps(&self) -> u64 {
+        self.base_rtt_ps
+    }
+
+    /// The largest RTT sample of the current epoch of two RTOs (0 before the first sample):
+    /// how congested the flow's paths were lately (REPS's freeze gate without trimming).
+    pub fn recent_max_rtt_ps(&self) -> u64 {
+        self.epoch_max_rtt_ps
+    }
+
     /// Marks `seq` acknowledged; returns its bytes if that is news.
     fn acknowledge(&mut self, seq: u32) -> u64 {
         if self.record(seq).is_none() {
@@ -272,6 +292,11 @@ impl Reliable {
             .filter(|r| r.state != State::Acked && r.tx & 3 == ack.tx_echo & 3)
             .map(|r| now_ps.saturating_sub(r.sent_ps));
         if let Some(r) = rtt_ps {
+            if now_ps > self.epoch_end_ps {
+                self.epoch_max_rtt_ps = 0;
+                self.epoch_end_ps = now_ps.saturating_add(2 * self.rto_ps());
+            }
+            self.epoch_max_rtt_ps = self.epoch_max_rtt_ps.max(r);
             self.rtt_sample(r);
         }
         let mut newly_bytes = 0;
@@ -637,5 +662,22 @@ mod tests {
             echo(&mut f, tx_echo, 1_500);
             assert_eq!(f.srtt_ps(), srtt, "echo of transmission {tx_echo}");
         }
+    }
+
+    #[test]
+    fn the_recent_max_rtt_is_the_largest_sample_of_an_epoch_of_two_rtos() {
+        let mut f = flow(8, 8);
+        assert_eq!((f.recent_max_rtt_ps(), f.base_rtt_ps()), (0, 500));
+        for t in [0, 10, 20] {
+            f.next_seq(t);
+        }
+        f.on_ack(&ack(0, 0, 0), 700); // 700; the epoch lasts to 700 + 2 × 1 000
+        f.on_ack(&ack(1, 0, 0), 1_510); // 1 500
+        f.on_ack(&ack(2, 0, 0), 1_620); // 1 600
+        assert_eq!(f.recent_max_rtt_ps(), 1_600);
+        assert_eq!(f.next_seq(2_600).unwrap().seq, 3);
+        // The first sample after 2 700 starts a new epoch.
+        f.on_ack(&ack(3, 0, 0), 2_800);
+        assert_eq!(f.recent_max_rtt_ps(), 200);
     }
 }

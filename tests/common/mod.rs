@@ -3,11 +3,16 @@
 
 use serde_json::Value;
 use weft::report::Summary;
-use weft::scenario::{LbPolicy, Scenario, TopologyKind, WorkloadKind};
+use weft::scenario::{CcKind, LbPolicy, Scenario, TopologyKind, WorkloadKind};
 use weft::sim::{simulate, RunOptions, RunOutput};
 
+/// A permutation on the given fabric under `policy`, paced (`host.cc = "none"`) unless the
+/// policy learns from feedback (REPS), which runs a fixed window on the reliable transport.
 pub fn scenario(kind: TopologyKind, k: u32, policy: LbPolicy, message_bytes: u64) -> Scenario {
     let mut s = Scenario::default();
+    if policy.needs_feedback() {
+        s.host.cc = CcKind::Constant;
+    }
     s.topology.kind = kind;
     s.topology.k = k;
     s.lb.policy = policy;
