@@ -590,6 +590,28 @@ fn validate_good_scenario_reports_size() {
 }
 
 #[test]
+fn validate_reports_the_lb_state_of_drill() {
+    let dir = dir_with(&[("s.toml", GOOD)]);
+    let state = |sets: &[&str]| -> String {
+        let mut args = vec!["validate", "s.toml"];
+        args.extend(sets.iter().flat_map(|s| ["--set", s]));
+        let out = weft(dir.path(), &args);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{sets:?}: {stdout}");
+        let line = stdout.lines().find(|l| l.starts_with("LB state")).unwrap();
+        line.to_string()
+    };
+    // k = 4: 16 edge and aggregation switches remember m = 2 ports (2 B each) for their one
+    // uplink group; cores choose nothing.
+    assert!(
+        state(&["lb.policy=\"drill\"", "lb.drill_m=2"]).contains("64 B total, 4 B at"),
+        "{}",
+        state(&["lb.policy=\"drill\"", "lb.drill_m=2"])
+    );
+    assert!(state(&["lb.policy=\"jsq\""]).contains("0 B total"));
+}
+
+#[test]
 fn validate_bad_scenario_fails_the_same_way() {
     let dir = dir_with(&[("s.toml", &with_topology("k = 5"))]);
     let out = weft(dir.path(), &["validate", "s.toml"]);
@@ -1018,6 +1040,24 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &["host.rto_min_us", "reliable transport"],
         ),
         (&["report.timeseries_us=0"], &["report.timeseries_us"]),
+        (
+            &["lb.policy=\"drill\"", "lb.drill_d=0"],
+            &["lb.drill_d", "(got 0)"],
+        ),
+        (
+            &["lb.policy=\"drill\"", "lb.drill_d=3"],
+            &["lb.drill_d", "k/2 = 2", "(got 3)"],
+        ),
+        (&["lb.drill_m=5"], &["lb.drill_m", "(got 5)"]),
+        (&["lb.drill_m=-1"], &["lb.drill_m"]),
+        (
+            &["lb.policy=\"topk\"", "lb.topk_k=0"],
+            &["lb.topk_k", "(got 0)"],
+        ),
+        (
+            &["lb.policy=\"topk\"", "lb.topk_k=3"],
+            &["lb.topk_k", "(got 3)"],
+        ),
         (&["end_us=-1"], &["end_us"]),
         (
             &["report.trace_hosts=[99]"],

@@ -10,7 +10,9 @@
 //! A policy sees only what its node could see: its own ports, its own state, the packet, and
 //! (hosts) feedback carried back by packets. Nothing global at run time.
 
+pub(crate) mod choice;
 pub(crate) mod drb;
+pub(crate) mod drill;
 pub mod ecmp;
 pub(crate) mod host;
 pub(crate) mod jsq;
@@ -18,6 +20,7 @@ pub mod ofan;
 pub(crate) mod rsq;
 pub(crate) mod simple_rr;
 pub(crate) mod switch;
+pub(crate) mod topk;
 
 pub use host::{Feedback, FlowPath, HostLb};
 pub use switch::{QueueView, SwitchCtx, SwitchLb};
@@ -35,6 +38,12 @@ pub enum SwitchKind {
     Rsq,
     SimpleRr,
     Jsq,
+    /// The better of two random candidates (DRILL(2, 0)).
+    Choice,
+    /// DRILL(d, m).
+    Drill,
+    /// Uniform among the k least loaded.
+    Topk,
     /// Follow the packet's DRB path code.
     FollowPath,
     Ofan,
@@ -48,6 +57,9 @@ pub fn switch_and_host(policy: LbPolicy) -> (SwitchKind, HostLb) {
         LbPolicy::Rsq => (SwitchKind::Rsq, HostLb::Fixed),
         LbPolicy::SimpleRr => (SwitchKind::SimpleRr, HostLb::Fixed),
         LbPolicy::Jsq => (SwitchKind::Jsq, HostLb::Fixed),
+        LbPolicy::Choice => (SwitchKind::Choice, HostLb::Fixed),
+        LbPolicy::Drill => (SwitchKind::Drill, HostLb::Fixed),
+        LbPolicy::Topk => (SwitchKind::Topk, HostLb::Fixed),
         LbPolicy::Drb => (SwitchKind::FollowPath, HostLb::Drb),
         LbPolicy::Ofan | LbPolicy::Pofan => (SwitchKind::Ofan, HostLb::Fixed),
     }

@@ -2,7 +2,9 @@
 //! gets ([`SwitchCtx`]): the packet, its ingress port, the candidate ports, the switch's own
 //! port state, the time, the switch's salt and RNG.
 
-use super::{ecmp, jsq, ofan::Ofan, rsq, simple_rr::SimpleRr, LbShared, SwitchKind};
+use super::drill::Drill;
+use super::topk::Topk;
+use super::{choice, ecmp, jsq, ofan::Ofan, rsq, simple_rr::SimpleRr, LbShared, SwitchKind};
 use crate::packet::{Packet, NO_VIA};
 use crate::scenario::LbPolicy;
 use crate::topology::{Candidates, Fabric, NodeId};
@@ -36,6 +38,9 @@ pub enum SwitchLb {
     Rsq,
     SimpleRr(SimpleRr),
     Jsq,
+    Choice,
+    Drill(Drill),
+    Topk(Topk),
     /// Follow the DRB path code: this switch's digit is `(via / below) % candidates`, where
     /// `below` is the product of the uplink counts of the tiers under it.
     FollowPath {
@@ -59,6 +64,7 @@ pub enum SwitchLb {
 impl SwitchLb {
     pub fn new(shared: &LbShared, fabric: &Fabric, node: NodeId, rng: &mut Pcg32) -> SwitchLb {
         let uplinks = fabric.uplinks(node);
+        let cfg = &shared.cfg;
         match shared.switch_kind {
             SwitchKind::Hash => SwitchLb::Hash,
             SwitchKind::Rsq => SwitchLb::Rsq,
@@ -66,6 +72,11 @@ impl SwitchLb {
                 SwitchLb::SimpleRr(SimpleRr::new(uplinks, shared.cfg.rr_reshuffle, rng))
             }
             SwitchKind::Jsq => SwitchLb::Jsq,
+            SwitchKind::Choice => SwitchLb::Choice,
+            SwitchKind::Drill => {
+                SwitchLb::Drill(Drill::new(cfg.drill_d as u16, cfg.drill_m as u16))
+            }
+            SwitchKind::Topk => SwitchLb::Topk(Topk::new(cfg.topk_k.map(|k| k as u16))),
             SwitchKind::FollowPath => SwitchLb::FollowPath {
                 below: super::drb::digit_divisor(fabric, fabric.tier(node)),
             },
@@ -104,6 +115,9 @@ impl SwitchLb {
                 rr.choose(c.len(), ctx.rng)
             }
             SwitchLb::Jsq => jsq::choose(ctx.queues, c, ctx.rng),
+            SwitchLb::Choice => choice::choose(ctx.queues, c, ctx.rng),
+            SwitchLb::Drill(d) => d.choose(ctx.queues, c, ctx.rng),
+            SwitchLb::Topk(t) => t.choose(ctx.queues, c, ctx.rng),
             SwitchLb::FollowPath { .. } if pkt.via == NO_VIA => {
                 ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len())
             }
@@ -165,6 +179,8 @@ impl SwitchLb {
                 fabric.subtree(0, fabric.tier(node)).1,
             ),
             SwitchKind::SimpleRr => 2 + 2 * uplinks as usize,
+            // One candidate group (the uplinks) per switch in these fabrics.
+            SwitchKind::Drill if uplinks > 0 => Drill::group_bytes(shared.cfg.drill_m as u16),
             _ => 0,
         }
     }

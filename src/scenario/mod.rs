@@ -255,18 +255,24 @@ pub enum LbPolicy {
     Rsq,
     SimpleRr,
     Jsq,
+    Choice,
+    Drill,
+    Topk,
     Drb,
     Ofan,
     Pofan,
 }
 
 impl LbPolicy {
-    pub const ALL: [LbPolicy; 8] = [
+    pub const ALL: [LbPolicy; 11] = [
         LbPolicy::Ecmp,
         LbPolicy::Rps,
         LbPolicy::Rsq,
         LbPolicy::SimpleRr,
         LbPolicy::Jsq,
+        LbPolicy::Choice,
+        LbPolicy::Drill,
+        LbPolicy::Topk,
         LbPolicy::Drb,
         LbPolicy::Ofan,
         LbPolicy::Pofan,
@@ -279,6 +285,9 @@ impl LbPolicy {
             LbPolicy::Rsq => "rsq",
             LbPolicy::SimpleRr => "simple_rr",
             LbPolicy::Jsq => "jsq",
+            LbPolicy::Choice => "choice",
+            LbPolicy::Drill => "drill",
+            LbPolicy::Topk => "topk",
             LbPolicy::Drb => "drb",
             LbPolicy::Ofan => "ofan",
             LbPolicy::Pofan => "pofan",
@@ -301,6 +310,13 @@ pub struct LbConfig {
     /// < 128 B. Unset: true for `simple_rr` (the htsim rule, under which the Ofan paper's
     /// linear queue growth of Simple RR is reproduced), false for every other policy.
     pub ack_ecmp: Option<bool>,
+    /// `drill`: ports sampled per decision d (ALGORITHMS.md A6; DRILL(2, 1) is the paper's).
+    pub drill_d: u32,
+    /// `drill`: least-loaded ports remembered for the next decision m.
+    pub drill_m: u32,
+    /// `topk`: choose at random among the k least-loaded candidates. Unset: ⌈N/2⌉ of the N
+    /// candidate ports (SEEDS.md §2's k = N/2).
+    pub topk_k: Option<u32>,
 }
 
 impl LbConfig {
@@ -318,6 +334,9 @@ impl Default for LbConfig {
             entropy_paths: 65_536,
             rr_reshuffle: false,
             ack_ecmp: None,
+            drill_d: 2,
+            drill_m: 1,
+            topk_k: None,
         }
     }
 }

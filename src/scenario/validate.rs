@@ -146,6 +146,7 @@ impl Scenario {
                 lb.entropy_paths
             );
         }
+        self.validate_queue_aware_lb()?;
 
         let w = self.host.window_bdp;
         if !w.is_finite() || w <= 0.0 || w > 1e6 {
@@ -190,6 +191,36 @@ impl Scenario {
 }
 
 impl Scenario {
+    /// DRILL's d and m and Top-k's k. A switch chooses among at most
+    /// its k/2 uplinks (fat tree and leaf-spine alike), so larger values would mean nothing.
+    fn validate_queue_aware_lb(&self) -> Result<()> {
+        let lb = &self.lb;
+        let w = self.topology.k / 2;
+        if lb.drill_d == 0 || lb.drill_d > w {
+            bail_field!(
+                "lb.drill_d",
+                "must be from 1 to the k/2 = {w} uplinks a switch chooses among (got {})",
+                lb.drill_d
+            );
+        }
+        if lb.drill_m > w {
+            bail_field!(
+                "lb.drill_m",
+                "must be from 0 to the k/2 = {w} uplinks a switch chooses among (got {})",
+                lb.drill_m
+            );
+        }
+        if let Some(k) = lb.topk_k {
+            if k == 0 || k > w {
+                bail_field!(
+                    "lb.topk_k",
+                    "must be from 1 to the k/2 = {w} uplinks a switch chooses among (got {k})"
+                );
+            }
+        }
+        Ok(())
+    }
+
     fn validate_queues(&self, data_bytes: u64) -> Result<()> {
         let sw = &self.switch;
         let buffer = sw.buffer_bytes.limit();
