@@ -590,7 +590,7 @@ fn validate_good_scenario_reports_size() {
 }
 
 #[test]
-fn validate_reports_the_lb_state_of_drill() {
+fn validate_reports_the_lb_state_of_drill_and_stale_snapshots() {
     let dir = dir_with(&[("s.toml", GOOD)]);
     let state = |sets: &[&str]| -> String {
         let mut args = vec!["validate", "s.toml"];
@@ -608,6 +608,12 @@ fn validate_reports_the_lb_state_of_drill() {
         "{}",
         state(&["lb.policy=\"drill\"", "lb.drill_m=2"])
     );
+    // Stale state adds 8 B per port at each of the 16 switches that choose (4 ports each):
+    // 512 B; DRILL(2, 1) remembers one port at each (32 B).
+    let stale = state(&["lb.policy=\"drill\"", "lb.state_update_period_ns=500"]);
+    assert!(stale.contains("544 B total, 34 B at"), "{stale}");
+    let jsq = state(&["lb.policy=\"jsq\"", "lb.state_update_period_ns=500"]);
+    assert!(jsq.contains("512 B total, 32 B at"), "{jsq}");
     assert!(state(&["lb.policy=\"jsq\""]).contains("0 B total"));
 }
 
@@ -1057,6 +1063,22 @@ fn bad_transport_and_queue_settings_name_their_field() {
         (
             &["lb.policy=\"topk\"", "lb.topk_k=3"],
             &["lb.topk_k", "(got 3)"],
+        ),
+        (
+            &["lb.policy=\"jsq\"", "lb.state_update_period_ns=-1"],
+            &["lb.state_update_period_ns", "(got -1)"],
+        ),
+        (
+            &["lb.policy=\"choice\"", "lb.state_update_period_ns=inf"],
+            &["lb.state_update_period_ns"],
+        ),
+        (
+            &["lb.policy=\"drill\"", "lb.state_update_period_ns=0.0001"],
+            &["lb.state_update_period_ns", "1 ps"],
+        ),
+        (
+            &["lb.policy=\"ofan\"", "lb.state_update_period_ns=1000"],
+            &["lb.state_update_period_ns", "queue-aware", "ofan"],
         ),
         (&["end_us=-1"], &["end_us"]),
         (

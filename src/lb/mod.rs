@@ -19,6 +19,7 @@ pub(crate) mod jsq;
 pub mod ofan;
 pub(crate) mod rsq;
 pub(crate) mod simple_rr;
+pub(crate) mod stale;
 pub(crate) mod switch;
 pub(crate) mod topk;
 
@@ -74,6 +75,8 @@ pub struct LbShared {
     pub ack_ecmp: bool,
     /// Ofan port orders, one per distinct uplink count (empty for other policies).
     pub orders: PortOrders,
+    /// Queue-aware policies read a snapshot refreshed every this many ps (0: live queues).
+    pub stale_period_ps: u64,
 }
 
 impl LbShared {
@@ -91,6 +94,11 @@ impl LbShared {
             host,
             ack_ecmp: cfg.acks_hashed(),
             orders,
+            stale_period_ps: if cfg.policy.is_queue_aware() {
+                cfg.state_update_period_ps()
+            } else {
+                0
+            },
         }
     }
 }

@@ -293,6 +293,15 @@ impl LbPolicy {
             LbPolicy::Pofan => "pofan",
         }
     }
+
+    /// Whether switches decide from their queues (and so can see them through a stale
+    /// snapshot, `lb.state_update_period_ns`).
+    pub fn is_queue_aware(&self) -> bool {
+        matches!(
+            self,
+            LbPolicy::Jsq | LbPolicy::Choice | LbPolicy::Drill | LbPolicy::Topk
+        )
+    }
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -317,12 +326,20 @@ pub struct LbConfig {
     /// `topk`: choose at random among the k least-loaded candidates. Unset: ⌈N/2⌉ of the N
     /// candidate ports (SEEDS.md §2's k = N/2).
     pub topk_k: Option<u32>,
+    /// Queue-aware policies (`jsq`, `choice`, `drill`, `topk`) decide from a snapshot of the
+    /// switch's queues taken every this many ns (ALGORITHMS.md 0.3); 0 = instantaneous.
+    pub state_update_period_ns: f64,
 }
 
 impl LbConfig {
     /// Whether ACKs are hashed (ECMP) rather than balanced by the policy.
     pub fn acks_hashed(&self) -> bool {
         self.ack_ecmp.unwrap_or(self.policy == LbPolicy::SimpleRr)
+    }
+
+    /// The stale-state refresh period in ps (0: switches read their queues directly).
+    pub fn state_update_period_ps(&self) -> u64 {
+        (self.state_update_period_ns * crate::time::PS_PER_NS as f64).round() as u64
     }
 }
 
@@ -337,6 +354,7 @@ impl Default for LbConfig {
             drill_d: 2,
             drill_m: 1,
             topk_k: None,
+            state_update_period_ns: 0.0,
         }
     }
 }

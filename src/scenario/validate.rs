@@ -191,7 +191,7 @@ impl Scenario {
 }
 
 impl Scenario {
-    /// DRILL's d and m and Top-k's k. A switch chooses among at most
+    /// DRILL's d and m, Top-k's k and the stale-state period. A switch chooses among at most
     /// its k/2 uplinks (fat tree and leaf-spine alike), so larger values would mean nothing.
     fn validate_queue_aware_lb(&self) -> Result<()> {
         let lb = &self.lb;
@@ -217,6 +217,26 @@ impl Scenario {
                     "must be from 1 to the k/2 = {w} uplinks a switch chooses among (got {k})"
                 );
             }
+        }
+        let period = lb.state_update_period_ns;
+        if !period.is_finite() || !(0.0..=MAX_LATENCY_NS).contains(&period) {
+            bail_field!(
+                "lb.state_update_period_ns",
+                "must be a time in ns from 0 to 10^9 (got {period})"
+            );
+        }
+        if period > 0.0 && lb.state_update_period_ps() == 0 {
+            bail_field!(
+                "lb.state_update_period_ns",
+                "{period} ns is below the simulator's 1 ps resolution (0 means instantaneous)"
+            );
+        }
+        if period > 0.0 && !lb.policy.is_queue_aware() {
+            bail_field!(
+                "lb.state_update_period_ns",
+                "only used by the queue-aware policies (jsq, choice, drill, topk), not by \"{}\"",
+                lb.policy.name()
+            );
         }
         Ok(())
     }
