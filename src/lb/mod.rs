@@ -9,6 +9,10 @@
 //!
 //! A policy sees only what its node could see: its own ports, its own state, the packet, and
 //! (hosts) feedback carried back by packets. Nothing global at run time.
+//!
+//! Queue-aware switch policies (`jsq`, `choice`, `drill`, `topk`) read the queues through
+//! [`QueueView`]: the live ports, or with `lb.state_update_period_ns` > 0 a periodically
+//! refreshed snapshot (`stale.rs`).
 
 pub(crate) mod choice;
 pub(crate) mod drb;
