@@ -636,6 +636,34 @@ fn validate_good_scenario_reports_size() {
 }
 
 #[test]
+fn validate_reports_the_lb_state_of_drill_and_stale_snapshots() {
+    let dir = dir_with(&[("s.toml", GOOD)]);
+    let state = |sets: &[&str]| -> String {
+        let mut args = vec!["validate", "s.toml"];
+        args.extend(sets.iter().flat_map(|s| ["--set", s]));
+        let out = weft(dir.path(), &args);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{sets:?}: {stdout}");
+        let line = stdout.lines().find(|l| l.starts_with("LB state")).unwrap();
+        line.to_string()
+    };
+    // k = 4: 16 edge and aggregation switches remember m = 2 ports (2 B each) for their one
+    // uplink group; cores choose nothing.
+    assert!(
+        state(&["lb.policy=\"drill\"", "lb.drill_m=2"]).contains("64 B total, 4 B at"),
+        "{}",
+        state(&["lb.policy=\"drill\"", "lb.drill_m=2"])
+    );
+    // Stale state adds 8 B per port at each of the 16 switches that choose (4 ports each):
+    // 512 B; DRILL(2, 1) remembers one port at each (32 B).
+    let stale = state(&["lb.policy=\"drill\"", "lb.state_update_period_ns=500"]);
+    assert!(stale.contains("544 B total, 34 B at"), "{stale}");
+    let jsq = state(&["lb.policy=\"jsq\"", "lb.state_update_period_ns=500"]);
+    assert!(jsq.contains("512 B total, 32 B at"), "{jsq}");
+    assert!(state(&["lb.policy=\"jsq\""]).contains("0 B total"));
+}
+
+#[test]
 fn validate_bad_scenario_fails_the_same_way() {
     let dir = dir_with(&[("s.toml", &with_topology("k = 5"))]);
     let out = weft(dir.path(), &["validate", "s.toml"]);
@@ -1064,6 +1092,40 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &["host.rto_min_us", "reliable transport"],
         ),
         (&["report.timeseries_us=0"], &["report.timeseries_us"]),
+        (
+            &["lb.policy=\"drill\"", "lb.drill_d=0"],
+            &["lb.drill_d", "(got 0)"],
+        ),
+        (
+            &["lb.policy=\"drill\"", "lb.drill_d=3"],
+            &["lb.drill_d", "k/2 = 2", "(got 3)"],
+        ),
+        (&["lb.drill_m=5"], &["lb.drill_m", "(got 5)"]),
+        (&["lb.drill_m=-1"], &["lb.drill_m"]),
+        (
+            &["lb.policy=\"topk\"", "lb.topk_k=0"],
+            &["lb.topk_k", "(got 0)"],
+        ),
+        (
+            &["lb.policy=\"topk\"", "lb.topk_k=3"],
+            &["lb.topk_k", "(got 3)"],
+        ),
+        (
+            &["lb.policy=\"jsq\"", "lb.state_update_period_ns=-1"],
+            &["lb.state_update_period_ns", "(got -1)"],
+        ),
+        (
+            &["lb.policy=\"choice\"", "lb.state_update_period_ns=inf"],
+            &["lb.state_update_period_ns"],
+        ),
+        (
+            &["lb.policy=\"drill\"", "lb.state_update_period_ns=0.0001"],
+            &["lb.state_update_period_ns", "1 ps"],
+        ),
+        (
+            &["lb.policy=\"ofan\"", "lb.state_update_period_ns=1000"],
+            &["lb.state_update_period_ns", "queue-aware", "ofan"],
+        ),
         (&["end_us=-1"], &["end_us"]),
         (
             &["workload.kind=\"continuous\""],

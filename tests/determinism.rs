@@ -295,3 +295,65 @@ fn leaf_spine_tier_overrides_are_deterministic_across_threads_and_partitions() {
         assert_ne!(r, plain, "{policy:?}: leaf-spine overrides had no effect");
     }
 }
+
+// ---- Stale queue state ----
+
+/// The policies that read their switch's queues, and so can read them stale.
+const QUEUE_AWARE: [LbPolicy; 4] = [
+    LbPolicy::Jsq,
+    LbPolicy::Choice,
+    LbPolicy::Drill,
+    LbPolicy::Topk,
+];
+
+#[test]
+fn stale_state_is_deterministic_across_threads_and_partitions() {
+    // 700 ns: refreshes fall inside windows (the lookahead is 500 ns), not on their edges.
+    for policy in QUEUE_AWARE {
+        for (kind, k) in [(TopologyKind::FatTree, 4), (TopologyKind::LeafSpine, 8)] {
+            let mut s = scenario(kind, k, policy, 64 * 1024);
+            s.lb.state_update_period_ns = 700.0;
+            s.validate().unwrap();
+            let what = format!("{policy:?} {kind:?} stale");
+            let reference = results(&s, 1, 1);
+            assert_eq!(reference["flows"]["incomplete"], 0, "{what}");
+            assert_eq!(reference["ended"], "completed", "{what}");
+            for (threads, parts) in [(2, 2), (2, 4), (1, 4), (2, 3), (2, 8), (1, 7)] {
+                assert_eq!(
+                    results(&s, threads, parts),
+                    reference,
+                    "{what}: threads {threads}, partitions {parts} differ"
+                );
+            }
+            // Guard: the snapshot is what decides, so the results differ from live queues.
+            let live = results(&scenario(kind, k, policy, 64 * 1024), 1, 1);
+            assert_ne!(reference, live, "{what}: stale state had no effect");
+        }
+    }
+}
+
+#[test]
+fn stale_state_runs_that_lose_packets_still_end_and_are_deterministic() {
+    // No loss recovery: flows that lost packets never complete, yet the refresh timers stop
+    // once a switch is idle, so the run ends ("idle") at the same point on every split.
+    for policy in QUEUE_AWARE {
+        let mut s = scenario(TopologyKind::FatTree, 6, policy, 200_000);
+        s.switch.buffer_bytes = weft::scenario::BufferBytes::Bytes(2 * 4158);
+        s.switch.ecn = weft::scenario::EcnMode::Off;
+        s.lb.state_update_period_ns = 2_000.0;
+        s.validate().unwrap();
+        let reference = results(&s, 1, 1);
+        assert!(
+            reference["packets"]["dropped"].as_u64().unwrap() > 0,
+            "{policy:?}: the case must drop"
+        );
+        assert_eq!(reference["ended"], "idle", "{policy:?}");
+        for (threads, parts) in [(2, 6), (2, 18), (1, 5)] {
+            assert_eq!(
+                results(&s, threads, parts),
+                reference,
+                "{policy:?}: threads {threads}, partitions {parts}"
+            );
+        }
+    }
+}

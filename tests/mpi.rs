@@ -248,13 +248,14 @@ fn panic_on_a_worker_thread_ends_the_job_without_calling_mpi() {
     assert!(!stderr.contains("MPI_ABORT was invoked"), "{stderr}");
 }
 
-/// A k = 4 fat tree, 64 KB permutation with `policy`, written as `name` in `dir`.
-fn policy_scenario(dir: &Path, name: &str, policy: &str) -> String {
+/// A k = 4 fat tree, 64 KB permutation with `policy` (and `lb_extra` lines in `[lb]`),
+/// written as `name` in `dir`.
+fn policy_scenario(dir: &Path, name: &str, policy: &str, lb_extra: &str) -> String {
     let p = dir.join(name);
     std::fs::write(
         &p,
         format!(
-            "seed = 5\n[topology]\nk = 4\n[lb]\npolicy = \"{policy}\"\n[workload]\nmessage_bytes = 65536\n"
+            "seed = 5\n[topology]\nk = 4\n[lb]\npolicy = \"{policy}\"\n{lb_extra}\n[workload]\nmessage_bytes = 65536\n"
         ),
     )
     .unwrap();
@@ -263,17 +264,23 @@ fn policy_scenario(dir: &Path, name: &str, policy: &str) -> String {
 
 #[test]
 fn results_are_identical_for_any_ranks_and_threads_for_stateful_policies() {
-    // Policies whose state lives in switches (ofan pointers, jsq queue reads) or in senders
-    // (drb waypoints): each must give the same results and latency.hlog on 1, 2 and 4 ranks
-    // and on 2 ranks x 2 threads as in one process.
+    // Policies whose state lives in switches (ofan pointers, jsq queue reads, drill's memory
+    // and stale snapshots refreshed by timers) or in senders (drb waypoints): each must give
+    // the same results and latency.hlog on 1, 2 and 4 ranks and on 2 ranks x 2 threads as in
+    // one process.
     if !mpi_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
     let mut per_policy = vec![];
-    for policy in ["ofan", "drb", "jsq"] {
-        let s = policy_scenario(dir.path(), &format!("{policy}.toml"), policy);
+    for (policy, lb_extra) in [
+        ("ofan", ""),
+        ("drb", ""),
+        ("jsq", ""),
+        ("drill", "state_update_period_ns = 700.0"),
+    ] {
+        let s = policy_scenario(dir.path(), &format!("{policy}.toml"), policy, lb_extra);
         let ref_dir = format!("{policy}-ref");
         let o = standalone(&["run", &s, "--out", &out(&ref_dir)]);
         assert!(
@@ -320,7 +327,7 @@ fn zero_lookahead_fails_on_every_rank_with_one_message() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let s = policy_scenario(dir.path(), "s.toml", "ofan");
+    let s = policy_scenario(dir.path(), "s.toml", "ofan", "");
     let o = mpirun(
         2,
         &["run", &s, "--set", "topology.tiers.agg_core.latency_ns=0"],

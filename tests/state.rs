@@ -1,8 +1,8 @@
 //! Run-time state is serializable (the seam checkpoint/restart builds on): a run stopped at a
 //! window boundary, whose partitions are encoded with bincode and decoded into a fresh
 //! engine, finishes with exactly the counters, histograms and port statistics of a run that
-//! was never interrupted — with packets in queues and on links, drops, and NIC timers pending
-//! at the stop.
+//! was never interrupted — with packets in queues and on links, drops, and NIC and switch LB
+//! timers pending at the stop.
 
 use weft::engine::comm::LocalComm;
 use weft::engine::partition::{Node, Outbox, Partition};
@@ -79,8 +79,16 @@ fn build(m: &Model, plan: &Plan) -> Vec<(Partition, Outbox)> {
 
 #[test]
 fn a_run_restored_from_encoded_state_ends_exactly_like_an_uninterrupted_one() {
-    for policy in [LbPolicy::Ofan, LbPolicy::Drb, LbPolicy::Rps] {
-        let s = scenario(policy);
+    // DRILL and Top-k with stale state: snapshots, DRILL's memory and refresh timers pending.
+    for (policy, period_ns) in [
+        (LbPolicy::Ofan, 0.0),
+        (LbPolicy::Drb, 0.0),
+        (LbPolicy::Rps, 0.0),
+        (LbPolicy::Drill, 1_500.0),
+        (LbPolicy::Topk, 700.0),
+    ] {
+        let mut s = scenario(policy);
+        s.lb.state_update_period_ns = period_ns;
         let m = Model::build(&s).unwrap();
         let plan = Plan::automatic(&m, 3, 1).unwrap();
 

@@ -9,8 +9,14 @@
 //!
 //! A policy sees only what its node could see: its own ports, its own state, the packet, and
 //! (hosts) feedback carried back by packets. Nothing global at run time.
+//!
+//! Queue-aware switch policies (`jsq`, `choice`, `drill`, `topk`) read the queues through
+//! [`QueueView`]: the live ports, or with `lb.state_update_period_ns` > 0 a periodically
+//! refreshed snapshot (`stale.rs`).
 
+pub(crate) mod choice;
 pub(crate) mod drb;
+pub(crate) mod drill;
 pub mod ecmp;
 pub(crate) mod host;
 pub(crate) mod jsq;
@@ -18,7 +24,9 @@ pub mod ofan;
 pub mod reps;
 pub(crate) mod rsq;
 pub(crate) mod simple_rr;
+pub(crate) mod stale;
 pub(crate) mod switch;
+pub(crate) mod topk;
 
 pub use host::{Feedback, FlowPath, HostLb};
 pub use switch::{QueueView, SwitchCtx, SwitchLb};
@@ -37,6 +45,12 @@ pub enum SwitchKind {
     Rsq,
     SimpleRr,
     Jsq,
+    /// The better of two random candidates (DRILL(2, 0)).
+    Choice,
+    /// DRILL(d, m).
+    Drill,
+    /// Uniform among the k least loaded.
+    Topk,
     /// Follow the packet's DRB path code.
     FollowPath,
     Ofan,
@@ -51,6 +65,9 @@ pub fn switch_and_host(cfg: &LbConfig, trimming: bool) -> (SwitchKind, HostLb) {
         LbPolicy::Rsq => (SwitchKind::Rsq, HostLb::Fixed),
         LbPolicy::SimpleRr => (SwitchKind::SimpleRr, HostLb::Fixed),
         LbPolicy::Jsq => (SwitchKind::Jsq, HostLb::Fixed),
+        LbPolicy::Choice => (SwitchKind::Choice, HostLb::Fixed),
+        LbPolicy::Drill => (SwitchKind::Drill, HostLb::Fixed),
+        LbPolicy::Topk => (SwitchKind::Topk, HostLb::Fixed),
         LbPolicy::Drb => (SwitchKind::FollowPath, HostLb::Drb),
         LbPolicy::Ofan | LbPolicy::Pofan => (SwitchKind::Ofan, HostLb::Fixed),
         LbPolicy::Reps => (
@@ -69,6 +86,8 @@ pub struct LbShared {
     pub ack_ecmp: bool,
     /// Ofan port orders, one per distinct uplink count (empty for other policies).
     pub orders: PortOrders,
+    /// Queue-aware policies read a snapshot refreshed every this many ps (0: live queues).
+    pub stale_period_ps: u64,
 }
 
 impl LbShared {
@@ -86,6 +105,11 @@ impl LbShared {
             host,
             ack_ecmp: cfg.acks_hashed(),
             orders,
+            stale_period_ps: if cfg.policy.is_queue_aware() {
+                cfg.state_update_period_ps()
+            } else {
+                0
+            },
         }
     }
 }

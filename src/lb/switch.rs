@@ -2,7 +2,10 @@
 //! gets ([`SwitchCtx`]): the packet, its ingress port, the candidate ports, the switch's own
 //! port state, the time, the switch's salt and RNG.
 
-use super::{ecmp, jsq, ofan::Ofan, rsq, simple_rr::SimpleRr, LbShared, SwitchKind};
+use super::drill::Drill;
+use super::stale::Snapshot;
+use super::topk::Topk;
+use super::{choice, ecmp, jsq, ofan::Ofan, rsq, simple_rr::SimpleRr, LbShared, SwitchKind};
 use crate::packet::{Packet, NO_VIA};
 use crate::scenario::LbPolicy;
 use crate::topology::{Candidates, Fabric, NodeId};
@@ -36,6 +39,15 @@ pub enum SwitchLb {
     Rsq,
     SimpleRr(SimpleRr),
     Jsq,
+    Choice,
+    Drill(Drill),
+    Topk(Topk),
+    /// A queue-aware policy deciding from a snapshot of the switch's queues refreshed every
+    /// period (`lb.state_update_period_ns`) by the LB timer; the inner policy has no timer.
+    Stale {
+        snapshot: Snapshot,
+        inner: Box<SwitchLb>,
+    },
     /// Follow the DRB path code: this switch's digit is `(via / below) % candidates`, where
     /// `below` is the product of the uplink counts of the tiers under it.
     FollowPath {
@@ -58,7 +70,23 @@ pub enum SwitchLb {
 
 impl SwitchLb {
     pub fn new(shared: &LbShared, fabric: &Fabric, node: NodeId, rng: &mut Pcg32) -> SwitchLb {
+        let lb = SwitchLb::fresh(shared, fabric, node, rng);
+        match shared.stale_period_ps {
+            // Switches without uplinks (cores, spines) never choose in these fabrics: no
+            // snapshot, no refresh timer.
+            0 => lb,
+            _ if fabric.uplinks(node) == 0 => lb,
+            period => SwitchLb::Stale {
+                snapshot: Snapshot::new(fabric.num_ports(node), period),
+                inner: Box::new(lb),
+            },
+        }
+    }
+
+    /// The policy's state, reading live queues.
+    fn fresh(shared: &LbShared, fabric: &Fabric, node: NodeId, rng: &mut Pcg32) -> SwitchLb {
         let uplinks = fabric.uplinks(node);
+        let cfg = &shared.cfg;
         match shared.switch_kind {
             SwitchKind::Hash => SwitchLb::Hash,
             SwitchKind::Rsq => SwitchLb::Rsq,
@@ -66,6 +94,11 @@ impl SwitchLb {
                 SwitchLb::SimpleRr(SimpleRr::new(uplinks, shared.cfg.rr_reshuffle, rng))
             }
             SwitchKind::Jsq => SwitchLb::Jsq,
+            SwitchKind::Choice => SwitchLb::Choice,
+            SwitchKind::Drill => {
+                SwitchLb::Drill(Drill::new(cfg.drill_d as u16, cfg.drill_m as u16))
+            }
+            SwitchKind::Topk => SwitchLb::Topk(Topk::new(cfg.topk_k.map(|k| k as u16))),
             SwitchKind::FollowPath => SwitchLb::FollowPath {
                 below: super::drb::digit_divisor(fabric, fabric.tier(node)),
             },
@@ -104,6 +137,23 @@ impl SwitchLb {
                 rr.choose(c.len(), ctx.rng)
             }
             SwitchLb::Jsq => jsq::choose(ctx.queues, c, ctx.rng),
+            SwitchLb::Choice => choice::choose(ctx.queues, c, ctx.rng),
+            SwitchLb::Drill(d) => d.choose(ctx.queues, c, ctx.rng),
+            SwitchLb::Topk(t) => t.choose(ctx.queues, c, ctx.rng),
+            SwitchLb::Stale { snapshot, inner } => {
+                return inner.choose(&mut SwitchCtx {
+                    fabric: ctx.fabric,
+                    shared: ctx.shared,
+                    node: ctx.node,
+                    pkt,
+                    in_port: ctx.in_port,
+                    candidates: c,
+                    queues: snapshot,
+                    now_ps: ctx.now_ps,
+                    salt: ctx.salt,
+                    rng: &mut *ctx.rng,
+                })
+            }
             SwitchLb::FollowPath { .. } if pkt.via == NO_VIA => {
                 ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len())
             }
@@ -128,13 +178,17 @@ impl SwitchLb {
         match self {
             #[cfg(test)]
             SwitchLb::Probe { period_ps, .. } => Some(*period_ps),
+            SwitchLb::Stale { snapshot, .. } => Some(snapshot.first_refresh_ps()),
             _ => None,
         }
     }
 
-    /// The policy's timer fired at `now_ps`; returns when it wants to be woken next.
-    pub fn on_timer(&mut self, now_ps: u64) -> Option<u64> {
+    /// The policy's timer fired at `now_ps` (`queues`: the switch's live queues); returns
+    /// when it wants to be woken next. `None` puts it to sleep: the switch then calls
+    /// [`SwitchLb::wake_ps`] when it next queues a packet at an idle switch port.
+    pub fn on_timer<Q: QueueView>(&mut self, now_ps: u64, queues: &Q) -> Option<u64> {
         match self {
+            SwitchLb::Stale { snapshot, .. } => snapshot.refresh(now_ps, queues),
             #[cfg(test)]
             SwitchLb::Probe {
                 period_ps,
@@ -148,9 +202,18 @@ impl SwitchLb {
                 (*limit > 0).then_some(now_ps + *period_ps)
             }
             _ => {
-                let _ = now_ps;
+                let _ = (now_ps, queues);
                 None
             }
+        }
+    }
+
+    /// A packet was queued at `now_ps` at an idle port while the timer slept: when the timer
+    /// should fire next, if ever.
+    pub fn wake_ps(&self, now_ps: u64) -> Option<u64> {
+        match self {
+            SwitchLb::Stale { snapshot, .. } => Some(snapshot.wake_ps(now_ps)),
+            _ => None,
         }
     }
 
@@ -158,15 +221,23 @@ impl SwitchLb {
     pub fn state_bytes(shared: &LbShared, fabric: &Fabric, node: NodeId) -> usize {
         let ports = fabric.num_ports(node);
         let uplinks = fabric.uplinks(node);
-        match shared.switch_kind {
-            SwitchKind::Ofan if uplinks > 0 => Ofan::pointer_len(
-                ports,
-                pipe_ports(shared, ports),
-                fabric.subtree(0, fabric.tier(node)).1,
-            ),
-            SwitchKind::SimpleRr => 2 + 2 * uplinks as usize,
-            _ => 0,
-        }
+        let snapshot = match shared.stale_period_ps {
+            0 => 0,
+            _ if uplinks == 0 => 0,
+            _ => Snapshot::state_bytes(ports),
+        };
+        snapshot
+            + match shared.switch_kind {
+                SwitchKind::Ofan if uplinks > 0 => Ofan::pointer_len(
+                    ports,
+                    pipe_ports(shared, ports),
+                    fabric.subtree(0, fabric.tier(node)).1,
+                ),
+                SwitchKind::SimpleRr => 2 + 2 * uplinks as usize,
+                // One candidate group (the uplinks) per switch in these fabrics.
+                SwitchKind::Drill if uplinks > 0 => Drill::group_bytes(shared.cfg.drill_m as u16),
+                _ => 0,
+            }
     }
 }
 
@@ -184,5 +255,118 @@ fn pipe_ports(shared: &LbShared, ports: u16) -> u16 {
         ports
     } else {
         shared.cfg.pipe_ports as u16
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Model;
+    use crate::packet::PacketKind;
+    use crate::scenario::Scenario;
+    use rand::SeedableRng;
+
+    struct Live(Vec<u64>);
+    impl QueueView for Live {
+        fn queued_bytes(&self, p: u16) -> u64 {
+            self.0[p as usize]
+        }
+    }
+
+    /// The first edge switch of a k = 4 fat tree under `policy` with stale state every 1 µs,
+    /// and a data packet leaving its pod (candidates: uplink ports 2 and 3).
+    fn edge_switch(policy: LbPolicy) -> (Model, SwitchLb, Packet) {
+        let mut s = Scenario::default();
+        s.topology.k = 4;
+        s.lb.policy = policy;
+        s.lb.state_update_period_ns = 1_000.0;
+        s.validate().unwrap();
+        let m = Model::build(&s).unwrap();
+        let node = m.fabric.num_hosts;
+        let lb = SwitchLb::new(&m.lb, &m.fabric, node, &mut Pcg32::seed_from_u64(1));
+        let pkt = Packet {
+            sent_ps: 0,
+            flow_index: 0,
+            src: 0,
+            dst: 15,
+            seq: 0,
+            ack: 0,
+            size_bytes: 4158,
+            via: NO_VIA,
+            entropy: 0,
+            kind: PacketKind::Data,
+            flags: 0,
+        };
+        (m, lb, pkt)
+    }
+
+    /// Ports chosen by 200 decisions at `now_ps` with live queues `live`.
+    fn decide(m: &Model, lb: &mut SwitchLb, pkt: &Packet, live: &Live, now_ps: u64) -> [u32; 4] {
+        let node = m.fabric.num_hosts;
+        let crate::topology::Route::Choice(candidates) = m.fabric.route(node, pkt.dst, 0) else {
+            panic!("an uplink choice")
+        };
+        let mut rng = Pcg32::seed_from_u64(now_ps);
+        let mut hist = [0; 4];
+        for _ in 0..200 {
+            let p = lb.choose(&mut SwitchCtx {
+                fabric: &m.fabric,
+                shared: &m.lb,
+                node,
+                pkt,
+                in_port: 0,
+                candidates,
+                queues: live,
+                now_ps,
+                salt: 0,
+                rng: &mut rng,
+            });
+            hist[p as usize] += 1;
+        }
+        hist
+    }
+
+    /// ALGORITHMS.md 0.3: decisions between two refreshes see the snapshot, not the live
+    /// queues, for every queue-aware policy; a refresh makes them follow the queues again.
+    #[test]
+    fn stale_decisions_see_the_last_refresh() {
+        for policy in [
+            LbPolicy::Jsq,
+            LbPolicy::Choice,
+            LbPolicy::Drill,
+            LbPolicy::Topk,
+        ] {
+            let (m, mut lb, pkt) = edge_switch(policy);
+            assert_eq!(lb.first_timer_ps(), Some(1_000_000), "{policy:?}");
+            // Before the first refresh: the state at time 0 (all idle), whatever the queues.
+            let live = Live(vec![0, 0, 0, 9_000]);
+            let h = decide(&m, &mut lb, &pkt, &live, 500_000);
+            assert!(h[2] > 50 && h[3] > 50, "{policy:?}: {h:?}");
+            // Refreshed at 1 µs: port 3 is loaded, so every policy avoids it (Top-k's
+            // default k = 1 of 2 candidates; Choice and DRILL see both ports).
+            assert_eq!(lb.on_timer(1_000_000, &live), Some(2_000_000));
+            let h = decide(&m, &mut lb, &pkt, &live, 1_000_001);
+            assert_eq!(h, [0, 0, 200, 0], "{policy:?}");
+            // The queues flip, but less than a period later nothing changes.
+            let flipped = Live(vec![0, 0, 9_000, 0]);
+            let h = decide(&m, &mut lb, &pkt, &flipped, 1_999_999);
+            assert_eq!(h, [0, 0, 200, 0], "{policy:?}: stale state changed");
+            assert_eq!(lb.on_timer(2_000_000, &flipped), Some(3_000_000));
+            let h = decide(&m, &mut lb, &pkt, &flipped, 2_000_000);
+            assert_eq!(h, [0, 0, 0, 200], "{policy:?}");
+            // Every queue empty: the timer sleeps until a packet is queued.
+            assert_eq!(lb.on_timer(3_000_000, &Live(vec![0; 4])), None);
+            assert_eq!(lb.wake_ps(3_000_001), Some(4_000_000));
+        }
+    }
+
+    #[test]
+    fn stale_state_memory_is_reported() {
+        let (m, _, _) = edge_switch(LbPolicy::Drill);
+        let node = m.fabric.num_hosts;
+        // 4 ports × 8 B of snapshot + one group of m = 1 remembered port (2 B).
+        assert_eq!(SwitchLb::state_bytes(&m.lb, &m.fabric, node), 4 * 8 + 2);
+        let (m, _, _) = edge_switch(LbPolicy::Jsq);
+        assert_eq!(SwitchLb::state_bytes(&m.lb, &m.fabric, node), 4 * 8);
     }
 }

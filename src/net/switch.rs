@@ -30,6 +30,9 @@ pub struct Switch {
     timers: TimerSeq,
     /// The LB policy's timer.
     lb_timer: TimerSlot,
+    /// The LB timer stopped (its policy returned no next time): a packet queued at an idle
+    /// port asks the policy whether to wake it (`SwitchLb::wake_ps`).
+    lb_asleep: bool,
     /// Fault injection applies here (`switch.loss_fraction`).
     injects_loss: bool,
 }
@@ -62,6 +65,7 @@ impl Switch {
             salt,
             timers: TimerSeq::default(),
             lb_timer: TimerSlot::default(),
+            lb_asleep: false,
             injects_loss: m.loss_per_2_32 > 0
                 && (m.loss_switches.is_empty() || m.loss_switches.contains(&id)),
         }
@@ -79,9 +83,12 @@ impl Switch {
         match kind {
             TimerKind::SwitchLb if self.lb_timer.fires(gen) => {
                 self.lb_timer.clear();
-                if let Some(at) = self.lb.on_timer(now_ps) {
-                    let (id, slot) = (self.id, &mut self.lb_timer);
-                    self.timers.set(slot, id, TimerKind::SwitchLb, 0, at, out);
+                match self.lb.on_timer(now_ps, &Ports(&self.ports)) {
+                    Some(at) => {
+                        let (id, slot) = (self.id, &mut self.lb_timer);
+                        self.timers.set(slot, id, TimerKind::SwitchLb, 0, at, out);
+                    }
+                    None => self.lb_asleep = true,
                 }
             }
             TimerKind::SwitchLb => {} // re-armed or cancelled since
@@ -136,6 +143,19 @@ impl Switch {
         }
         if !port.busy && !port.is_empty() {
             start_tx(m, self.id, p, port, now_ps, out);
+            // Only a port that was empty can end an idle spell of the whole switch.
+            if self.lb_asleep {
+                self.wake_lb(now_ps, out);
+            }
+        }
+    }
+
+    #[cold]
+    fn wake_lb<S: Scheduler>(&mut self, now_ps: u64, out: &mut S) {
+        self.lb_asleep = false;
+        if let Some(at) = self.lb.wake_ps(now_ps) {
+            let (id, slot) = (self.id, &mut self.lb_timer);
+            self.timers.set(slot, id, TimerKind::SwitchLb, 0, at, out);
         }
     }
 

@@ -255,6 +255,9 @@ pub enum LbPolicy {
     Rsq,
     SimpleRr,
     Jsq,
+    Choice,
+    Drill,
+    Topk,
     Drb,
     Ofan,
     Pofan,
@@ -262,12 +265,15 @@ pub enum LbPolicy {
 }
 
 impl LbPolicy {
-    pub const ALL: [LbPolicy; 9] = [
+    pub const ALL: [LbPolicy; 12] = [
         LbPolicy::Ecmp,
         LbPolicy::Rps,
         LbPolicy::Rsq,
         LbPolicy::SimpleRr,
         LbPolicy::Jsq,
+        LbPolicy::Choice,
+        LbPolicy::Drill,
+        LbPolicy::Topk,
         LbPolicy::Drb,
         LbPolicy::Ofan,
         LbPolicy::Pofan,
@@ -281,6 +287,9 @@ impl LbPolicy {
             LbPolicy::Rsq => "rsq",
             LbPolicy::SimpleRr => "simple_rr",
             LbPolicy::Jsq => "jsq",
+            LbPolicy::Choice => "choice",
+            LbPolicy::Drill => "drill",
+            LbPolicy::Topk => "topk",
             LbPolicy::Drb => "drb",
             LbPolicy::Ofan => "ofan",
             LbPolicy::Pofan => "pofan",
@@ -292,6 +301,15 @@ impl LbPolicy {
     /// (`host.cc` other than `none`).
     pub fn needs_feedback(&self) -> bool {
         *self == LbPolicy::Reps
+    }
+
+    /// Whether switches decide from their queues (and so can see them through a stale
+    /// snapshot, `lb.state_update_period_ns`).
+    pub fn is_queue_aware(&self) -> bool {
+        matches!(
+            self,
+            LbPolicy::Jsq | LbPolicy::Choice | LbPolicy::Drill | LbPolicy::Topk
+        )
     }
 }
 
@@ -322,6 +340,16 @@ pub struct LbConfig {
     /// `reps` without `switch.trim`: a timeout freezes only if the flow's largest RTT over
     /// the last two RTOs is below this many base RTTs (otherwise congestion explains it).
     pub reps_freeze_rtt_gate: f64,
+    /// `drill`: ports sampled per decision d (ALGORITHMS.md A6; DRILL(2, 1) is the paper's).
+    pub drill_d: u32,
+    /// `drill`: least-loaded ports remembered for the next decision m.
+    pub drill_m: u32,
+    /// `topk`: choose at random among the k least-loaded candidates. Unset: ⌈N/2⌉ of the N
+    /// candidate ports (SEEDS.md §2's k = N/2).
+    pub topk_k: Option<u32>,
+    /// Queue-aware policies (`jsq`, `choice`, `drill`, `topk`) decide from a snapshot of the
+    /// switch's queues taken every this many ns (ALGORITHMS.md 0.3); 0 = instantaneous.
+    pub state_update_period_ns: f64,
 }
 
 impl LbConfig {
@@ -331,6 +359,11 @@ impl LbConfig {
     /// Whether ACKs are hashed (ECMP) rather than balanced by the policy.
     pub fn acks_hashed(&self) -> bool {
         self.ack_ecmp.unwrap_or(self.policy == LbPolicy::SimpleRr)
+    }
+
+    /// The stale-state refresh period in ps (0: switches read their queues directly).
+    pub fn state_update_period_ps(&self) -> u64 {
+        (self.state_update_period_ns * crate::time::PS_PER_NS as f64).round() as u64
     }
 }
 
@@ -346,6 +379,10 @@ impl Default for LbConfig {
             reps_freeze_us: 10_000.0,
             reps_explore_pkts: None,
             reps_freeze_rtt_gate: 1.65,
+            drill_d: 2,
+            drill_m: 1,
+            topk_k: None,
+            state_update_period_ns: 0.0,
         }
     }
 }

@@ -147,6 +147,7 @@ impl Scenario {
             );
         }
         self.validate_reps()?;
+        self.validate_queue_aware_lb()?;
 
         let w = self.host.window_bdp;
         if !w.is_finite() || w <= 0.0 || w > 1e6 {
@@ -287,6 +288,56 @@ impl Scenario {
             bail_field!(
                 "lb.reps_freeze_rtt_gate",
                 "must be a number of base RTTs from 1 to 10^6 (got {g})"
+            );
+        }
+        Ok(())
+    }
+
+    /// DRILL's d and m, Top-k's k and the stale-state period. A switch chooses among at most
+    /// its k/2 uplinks (fat tree and leaf-spine alike), so larger values would mean nothing.
+    fn validate_queue_aware_lb(&self) -> Result<()> {
+        let lb = &self.lb;
+        let w = self.topology.k / 2;
+        if lb.drill_d == 0 || lb.drill_d > w {
+            bail_field!(
+                "lb.drill_d",
+                "must be from 1 to the k/2 = {w} uplinks a switch chooses among (got {})",
+                lb.drill_d
+            );
+        }
+        if lb.drill_m > w {
+            bail_field!(
+                "lb.drill_m",
+                "must be from 0 to the k/2 = {w} uplinks a switch chooses among (got {})",
+                lb.drill_m
+            );
+        }
+        if let Some(k) = lb.topk_k {
+            if k == 0 || k > w {
+                bail_field!(
+                    "lb.topk_k",
+                    "must be from 1 to the k/2 = {w} uplinks a switch chooses among (got {k})"
+                );
+            }
+        }
+        let period = lb.state_update_period_ns;
+        if !period.is_finite() || !(0.0..=MAX_LATENCY_NS).contains(&period) {
+            bail_field!(
+                "lb.state_update_period_ns",
+                "must be a time in ns from 0 to 10^9 (got {period})"
+            );
+        }
+        if period > 0.0 && lb.state_update_period_ps() == 0 {
+            bail_field!(
+                "lb.state_update_period_ns",
+                "{period} ns is below the simulator's 1 ps resolution (0 means instantaneous)"
+            );
+        }
+        if period > 0.0 && !lb.policy.is_queue_aware() {
+            bail_field!(
+                "lb.state_update_period_ns",
+                "only used by the queue-aware policies (jsq, choice, drill, topk), not by \"{}\"",
+                lb.policy.name()
             );
         }
         Ok(())
