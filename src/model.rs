@@ -120,7 +120,13 @@ impl Model {
         Ok(Model {
             transport,
             seed: s.seed,
-            lb: LbShared::new(&s.lb, &fabric, s.seed, s.switch.trim),
+            lb: LbShared::new(
+                &s.lb,
+                &fabric,
+                s.seed,
+                s.switch.trim,
+                s.switch.buffer_bytes.limit(),
+            ),
             qdisc: queue_discipline(s)?,
             loss_per_2_32: (s.switch.loss_fraction * (1u64 << 32) as f64).round() as u64,
             loss_switches: s.switch.loss_switches.clone(),

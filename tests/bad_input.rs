@@ -1128,6 +1128,22 @@ fn bad_transport_and_queue_settings_name_their_field() {
         ),
         (&["end_us=-1"], &["end_us"]),
         (
+            &["lb.policy=\"ar\"", "lb.ar_thresholds_pct=[10, 5, 20]"],
+            &["lb.ar_thresholds_pct"],
+        ),
+        (
+            &["lb.policy=\"ar\"", "lb.ar_capacity_bytes=0"],
+            &["lb.ar_capacity_bytes"],
+        ),
+        (
+            &["lb.policy=\"ar\"", "lb.ar_update_period_ns=-1"],
+            &["lb.ar_update_period_ns"],
+        ),
+        (
+            &["lb.policy=\"ar\"", "lb.state_update_period_ns=100"],
+            &["lb.state_update_period_ns"],
+        ),
+        (
             &["workload.kind=\"continuous\""],
             &["workload.duration_us", "required"],
         ),

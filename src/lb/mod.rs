@@ -14,6 +14,7 @@
 //! [`QueueView`]: the live ports, or with `lb.state_update_period_ns` > 0 a periodically
 //! refreshed snapshot (`stale.rs`).
 
+pub(crate) mod ar;
 pub(crate) mod choice;
 pub(crate) mod drb;
 pub(crate) mod drill;
@@ -54,6 +55,8 @@ pub enum SwitchKind {
     /// Follow the packet's DRB path code.
     FollowPath,
     Ofan,
+    /// Quantized queue levels, lazily refreshed (Spectrum-X-style AR).
+    Ar,
 }
 
 /// The policy table: (switch side, host side) for every policy. `trimming`: switches trim
@@ -70,6 +73,7 @@ pub fn switch_and_host(cfg: &LbConfig, trimming: bool) -> (SwitchKind, HostLb) {
         LbPolicy::Topk => (SwitchKind::Topk, HostLb::Fixed),
         LbPolicy::Drb => (SwitchKind::FollowPath, HostLb::Drb),
         LbPolicy::Ofan | LbPolicy::Pofan => (SwitchKind::Ofan, HostLb::Fixed),
+        LbPolicy::Ar => (SwitchKind::Ar, HostLb::Fixed),
         LbPolicy::Reps => (
             SwitchKind::Hash,
             HostLb::Reps(RepsParams::new(cfg, trimming)),
@@ -88,10 +92,20 @@ pub struct LbShared {
     pub orders: PortOrders,
     /// Queue-aware policies read a snapshot refreshed every this many ps (0: live queues).
     pub stale_period_ps: u64,
+    /// AR's levels and refresh.
+    pub ar: ar::ArParams,
 }
 
 impl LbShared {
-    pub fn new(cfg: &LbConfig, fabric: &Fabric, seed: u64, trimming: bool) -> LbShared {
+    /// `buffer_bytes`: the switches' port buffer (`u64::MAX`: unlimited), AR's default
+    /// capacity.
+    pub fn new(
+        cfg: &LbConfig,
+        fabric: &Fabric,
+        seed: u64,
+        trimming: bool,
+        buffer_bytes: u64,
+    ) -> LbShared {
         let (switch_kind, host) = switch_and_host(cfg, trimming);
         let orders = if switch_kind == SwitchKind::Ofan {
             let widths = (fabric.num_hosts..fabric.num_nodes()).map(|n| fabric.uplinks(n));
@@ -110,6 +124,31 @@ impl LbShared {
             } else {
                 0
             },
+            ar: ar_params(cfg, buffer_bytes),
         }
+    }
+}
+
+/// The Ofan paper's per-port buffer: AR's capacity when buffers are unlimited.
+const AR_DEFAULT_CAPACITY_BYTES: u64 = 800_000;
+
+fn ar_params(cfg: &LbConfig, buffer_bytes: u64) -> ar::ArParams {
+    let capacity_bytes = cfg
+        .ar_capacity_bytes
+        .unwrap_or(if buffer_bytes == u64::MAX {
+            AR_DEFAULT_CAPACITY_BYTES
+        } else {
+            buffer_bytes
+        });
+    let t = |i: usize| {
+        cfg.ar_thresholds_pct
+            .get(i)
+            .map_or(0, |p| (p * 1e4).round() as u64)
+    };
+    ar::ArParams {
+        capacity_bytes,
+        thresholds_ppm: [t(0), t(1), t(2)],
+        period_ps: (cfg.ar_update_period_ns * 1e3).round() as u64,
+        small_bytes: cfg.ar_small_bytes,
     }
 }

@@ -2,6 +2,7 @@
 //! gets ([`SwitchCtx`]): the packet, its ingress port, the candidate ports, the switch's own
 //! port state, the time, the switch's salt and RNG.
 
+use super::ar::Ar;
 use super::drill::Drill;
 use super::stale::Snapshot;
 use super::topk::Topk;
@@ -42,6 +43,7 @@ pub enum SwitchLb {
     Choice,
     Drill(Drill),
     Topk(Topk),
+    Ar(Ar),
     /// A queue-aware policy deciding from a snapshot of the switch's queues refreshed every
     /// period (`lb.state_update_period_ns`) by the LB timer; the inner policy has no timer.
     Stale {
@@ -99,6 +101,8 @@ impl SwitchLb {
                 SwitchLb::Drill(Drill::new(cfg.drill_d as u16, cfg.drill_m as u16))
             }
             SwitchKind::Topk => SwitchLb::Topk(Topk::new(cfg.topk_k.map(|k| k as u16))),
+            SwitchKind::Ar if uplinks == 0 => SwitchLb::Hash,
+            SwitchKind::Ar => SwitchLb::Ar(Ar::new(fabric.num_ports(node))),
             SwitchKind::FollowPath => SwitchLb::FollowPath {
                 below: super::drb::digit_divisor(fabric, fabric.tier(node)),
             },
@@ -140,6 +144,10 @@ impl SwitchLb {
             SwitchLb::Choice => choice::choose(ctx.queues, c, ctx.rng),
             SwitchLb::Drill(d) => d.choose(ctx.queues, c, ctx.rng),
             SwitchLb::Topk(t) => t.choose(ctx.queues, c, ctx.rng),
+            SwitchLb::Ar(_) if pkt.size_bytes < ctx.shared.ar.small_bytes => {
+                ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len())
+            }
+            SwitchLb::Ar(a) => a.choose(&ctx.shared.ar, ctx.queues, c, ctx.now_ps, ctx.rng),
             SwitchLb::Stale { snapshot, inner } => {
                 return inner.choose(&mut SwitchCtx {
                     fabric: ctx.fabric,
@@ -234,6 +242,7 @@ impl SwitchLb {
                     fabric.subtree(0, fabric.tier(node)).1,
                 ),
                 SwitchKind::SimpleRr => 2 + 2 * uplinks as usize,
+                SwitchKind::Ar if uplinks > 0 => Ar::state_bytes(ports),
                 // One candidate group (the uplinks) per switch in these fabrics.
                 SwitchKind::Drill if uplinks > 0 => Drill::group_bytes(shared.cfg.drill_m as u16),
                 _ => 0,
@@ -279,7 +288,9 @@ mod tests {
         let mut s = Scenario::default();
         s.topology.k = 4;
         s.lb.policy = policy;
-        s.lb.state_update_period_ns = 1_000.0;
+        if policy != LbPolicy::Ar {
+            s.lb.state_update_period_ns = 1_000.0;
+        }
         s.validate().unwrap();
         let m = Model::build(&s).unwrap();
         let node = m.fabric.num_hosts;
@@ -358,6 +369,26 @@ mod tests {
             assert_eq!(lb.on_timer(3_000_000, &Live(vec![0; 4])), None);
             assert_eq!(lb.wake_ps(3_000_001), Some(4_000_000));
         }
+    }
+
+    /// ALGORITHMS.md A10: data goes to the lowest quantized level (capacity 800 KB: 50 KB
+    /// is level 1, 0 B level 0); packets under 100 B follow the ECMP hash whatever the
+    /// queues (one port per flow).
+    #[test]
+    fn ar_sends_data_to_the_lowest_level_and_small_packets_by_hash() {
+        let (m, mut lb, mut pkt) = edge_switch(LbPolicy::Ar);
+        let live = Live(vec![0, 0, 50_000, 0]);
+        assert_eq!(decide(&m, &mut lb, &pkt, &live, 0), [0, 0, 0, 200]);
+        pkt.kind = PacketKind::Ack;
+        pkt.size_bytes = 64;
+        let h = decide(&m, &mut lb, &pkt, &live, 1_000_000);
+        assert!(h == [0, 0, 200, 0] || h == [0, 0, 0, 200], "{h:?}");
+        let flipped = Live(vec![0, 0, 0, 50_000]);
+        assert_eq!(
+            decide(&m, &mut lb, &pkt, &flipped, 2_000_000),
+            h,
+            "queues ignored"
+        );
     }
 
     #[test]

@@ -262,10 +262,11 @@ pub enum LbPolicy {
     Ofan,
     Pofan,
     Reps,
+    Ar,
 }
 
 impl LbPolicy {
-    pub const ALL: [LbPolicy; 12] = [
+    pub const ALL: [LbPolicy; 13] = [
         LbPolicy::Ecmp,
         LbPolicy::Rps,
         LbPolicy::Rsq,
@@ -278,6 +279,7 @@ impl LbPolicy {
         LbPolicy::Ofan,
         LbPolicy::Pofan,
         LbPolicy::Reps,
+        LbPolicy::Ar,
     ];
 
     pub fn name(&self) -> &'static str {
@@ -294,6 +296,7 @@ impl LbPolicy {
             LbPolicy::Ofan => "ofan",
             LbPolicy::Pofan => "pofan",
             LbPolicy::Reps => "reps",
+            LbPolicy::Ar => "ar",
         }
     }
 
@@ -350,6 +353,16 @@ pub struct LbConfig {
     /// Queue-aware policies (`jsq`, `choice`, `drill`, `topk`) decide from a snapshot of the
     /// switch's queues taken every this many ns (ALGORITHMS.md 0.3); 0 = instantaneous.
     pub state_update_period_ns: f64,
+    /// `ar`: a port's quantized level is recomputed when read more than this many ns after
+    /// its last refresh (htsim: 100 ns).
+    pub ar_update_period_ns: f64,
+    /// `ar`: the queue capacity its levels are fractions of, in bytes. Unset:
+    /// `switch.buffer_bytes`, or the Ofan paper's 800 KB with unlimited buffers.
+    pub ar_capacity_bytes: Option<u64>,
+    /// `ar`: level thresholds, percent of the capacity (three, increasing; htsim 5, 10, 20).
+    pub ar_thresholds_pct: Vec<f64>,
+    /// `ar`: packets smaller than this follow the ECMP hash (htsim: 100 B).
+    pub ar_small_bytes: u32,
 }
 
 impl LbConfig {
@@ -383,6 +396,10 @@ impl Default for LbConfig {
             drill_m: 1,
             topk_k: None,
             state_update_period_ns: 0.0,
+            ar_update_period_ns: 100.0,
+            ar_capacity_bytes: None,
+            ar_thresholds_pct: vec![5.0, 10.0, 20.0],
+            ar_small_bytes: 100,
         }
     }
 }

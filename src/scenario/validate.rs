@@ -148,6 +148,7 @@ impl Scenario {
         }
         self.validate_reps()?;
         self.validate_queue_aware_lb()?;
+        self.validate_ar()?;
 
         let w = self.host.window_bdp;
         if !w.is_finite() || w <= 0.0 || w > 1e6 {
@@ -288,6 +289,30 @@ impl Scenario {
             bail_field!(
                 "lb.reps_freeze_rtt_gate",
                 "must be a number of base RTTs from 1 to 10^6 (got {g})"
+            );
+        }
+        Ok(())
+    }
+
+    /// AR's refresh period, capacity and level thresholds.
+    fn validate_ar(&self) -> Result<()> {
+        let lb = &self.lb;
+        let period = lb.ar_update_period_ns;
+        if !period.is_finite() || !(0.0..=MAX_LATENCY_NS).contains(&period) {
+            bail_field!(
+                "lb.ar_update_period_ns",
+                "must be a time in ns from 0 to 10^9 (got {period})"
+            );
+        }
+        if lb.ar_capacity_bytes == Some(0) {
+            bail_field!("lb.ar_capacity_bytes", "must be at least 1 byte");
+        }
+        let t = &lb.ar_thresholds_pct;
+        let increasing = t.windows(2).all(|w| w[0] < w[1]);
+        if t.len() != 3 || !increasing || !t.iter().all(|&x| x > 0.0 && x <= 100.0) {
+            bail_field!(
+                "lb.ar_thresholds_pct",
+                "must be three increasing percentages in (0, 100] (got {t:?})"
             );
         }
         Ok(())

@@ -1,0 +1,184 @@
+//! AR: NVIDIA Spectrum-X-style adaptive routing (ALGORITHMS.md A10, htsim's
+//! `adaptive_route` with `compare_queuesize`, per packet). Each egress queue is seen through
+//! a quantized level — 0 below 5 % of the queue capacity, 1 below 10 %, 2 below 20 %, else
+//! 3 — refreshed lazily: a port's level is recomputed when read more than `period` after its
+//! last refresh (csg-htsim's `quantized_queuesize`, `_update_period` = 0.1 µs), so it is
+//! deliberately stale. A packet goes to a port of the lowest level, uniform among ties;
+//! packets smaller than 100 B (ACKs) follow the ECMP hash, so control packets neither
+//! pollute nor follow the state.
+//!
+//! The per-flowlet variant (sticky choices, A8) is not modelled.
+
+use super::QueueView;
+use crate::topology::Candidates;
+use rand::Rng;
+use rand_pcg::Pcg32;
+use serde::{Deserialize, Serialize};
+
+/// Parameters shared by every AR switch of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArParams {
+    /// The queue capacity the levels are fractions of.
+    pub capacity_bytes: u64,
+    /// Level thresholds, in parts per million of the capacity (increasing).
+    pub thresholds_ppm: [u64; 3],
+    /// A level is recomputed when read more than this long after its last refresh.
+    pub period_ps: u64,
+    /// Packets below this size follow the ECMP hash.
+    pub small_bytes: u32,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Ar {
+    /// Per port: its level and when it was last computed (`None`: never).
+    levels: Vec<(u8, Option<u64>)>,
+}
+
+impl ArParams {
+    /// The level of a queue holding `bytes`.
+    #[inline]
+    pub fn level(&self, bytes: u64) -> u8 {
+        let ppm = bytes as u128 * 1_000_000;
+        self.thresholds_ppm
+            .iter()
+            .take_while(|&&t| ppm >= t as u128 * self.capacity_bytes as u128)
+            .count() as u8
+    }
+}
+
+impl Ar {
+    pub fn new(ports: u16) -> Ar {
+        Ar {
+            levels: vec![(0, None); ports as usize],
+        }
+    }
+
+    /// Port `p`'s level at `now_ps`, refreshed from the live queue if it is older than the
+    /// period.
+    #[inline]
+    fn level<Q: QueueView>(&mut self, p: u16, params: &ArParams, queues: &Q, now_ps: u64) -> u8 {
+        let (level, at) = &mut self.levels[p as usize];
+        let stale = at.map_or(true, |t| now_ps - t > params.period_ps);
+        if stale {
+            *level = params.level(queues.queued_bytes(p));
+            *at = Some(now_ps);
+        }
+        *level
+    }
+
+    /// The index (among `c`) of a port of the lowest level, uniform among ties.
+    #[inline]
+    pub fn choose<Q: QueueView>(
+        &mut self,
+        params: &ArParams,
+        queues: &Q,
+        c: Candidates<'_>,
+        now_ps: u64,
+        rng: &mut Pcg32,
+    ) -> u16 {
+        let mut levels = [0u8; 64];
+        let n = c.len() as usize;
+        assert!(n <= levels.len(), "AR: more than 64 candidate ports");
+        for (i, p) in c.iter().enumerate() {
+            levels[i] = self.level(p, params, queues, now_ps);
+        }
+        let min = *levels[..n].iter().min().expect("candidates");
+        let ties = levels[..n].iter().filter(|&&l| l == min).count();
+        let mut pick = if ties == 1 { 0 } else { rng.gen_range(0..ties) };
+        for (i, &l) in levels[..n].iter().enumerate() {
+            if l == min {
+                if pick == 0 {
+                    return i as u16;
+                }
+                pick -= 1;
+            }
+        }
+        unreachable!("a minimum exists")
+    }
+
+    /// Bytes of state for a switch with `ports` ports.
+    pub fn state_bytes(ports: u16) -> usize {
+        ports as usize * std::mem::size_of::<(u8, Option<u64>)>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use std::cell::RefCell;
+
+    struct Queues(RefCell<Vec<u64>>);
+    impl QueueView for Queues {
+        fn queued_bytes(&self, p: u16) -> u64 {
+            self.0.borrow()[p as usize]
+        }
+    }
+
+    const PARAMS: ArParams = ArParams {
+        capacity_bytes: 1_000_000,
+        thresholds_ppm: [50_000, 100_000, 200_000],
+        period_ps: 100_000,
+        small_bytes: 100,
+    };
+
+    #[test]
+    fn levels_are_monotone_at_five_ten_and_twenty_percent() {
+        // ALGORITHMS.md 0.3: 0.049·max → 0; 0.05·max → 1; 0.1·max → 2; 0.2·max → 3.
+        let at = |x: u64| PARAMS.level(x);
+        assert_eq!(
+            [
+                at(0),
+                at(49_000),
+                at(50_000),
+                at(99_999),
+                at(100_000),
+                at(200_000),
+                at(900_000)
+            ],
+            [0, 0, 1, 1, 2, 3, 3]
+        );
+    }
+
+    #[test]
+    fn the_chosen_port_has_the_lowest_level_and_ties_are_uniform() {
+        // Ports 0..4 at 60 KB (level 1), 3 KB (0), 4 KB (0), 300 KB (3).
+        let q = Queues(RefCell::new(vec![60_000, 3_000, 4_000, 300_000]));
+        let mut rng = Pcg32::seed_from_u64(5);
+        let mut counts = [0u32; 4];
+        for t in 0..10_000u64 {
+            let mut ar = Ar::new(4);
+            counts[ar.choose(
+                &PARAMS,
+                &q,
+                Candidates::Range { first: 0, count: 4 },
+                t,
+                &mut rng,
+            ) as usize] += 1;
+        }
+        assert_eq!((counts[0], counts[3]), (0, 0));
+        // 3 KB and 4 KB are both level 0: uniform (5 000 ± 3.3 σ).
+        assert!((4_835..=5_165).contains(&counts[1]), "{counts:?}");
+    }
+
+    #[test]
+    fn levels_are_refreshed_only_after_the_period() {
+        let q = Queues(RefCell::new(vec![0, 30_000]));
+        let mut ar = Ar::new(2);
+        let mut rng = Pcg32::seed_from_u64(1);
+        let c = Candidates::Range { first: 0, count: 2 };
+        // At t = 0 both are level 0 (ties).
+        ar.choose(&PARAMS, &q, c, 0, &mut rng);
+        // Port 0 fills up: within the period AR still sees level 0 for it.
+        q.0.borrow_mut()[0] = 500_000;
+        let early: Vec<u16> = (0..50)
+            .map(|_| ar.choose(&PARAMS, &q, c, 100_000, &mut rng))
+            .collect();
+        assert!(early.contains(&0), "a stale level keeps port 0 in the ties");
+        // More than a period later the level is 3: port 1 only.
+        let late: Vec<u16> = (0..50)
+            .map(|_| ar.choose(&PARAMS, &q, c, 100_001, &mut rng))
+            .collect();
+        assert!(late.iter().all(|&p| p == 1));
+    }
+}
