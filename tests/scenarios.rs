@@ -29,7 +29,7 @@ fn every_shipped_scenario_validates() {
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"),
         &mut files,
     );
-    assert!(files.len() >= 13, "found {files:?}");
+    assert!(files.len() >= 19, "found {files:?}");
     for f in files {
         let o = weft(&["validate", f.to_str().unwrap()]);
         assert!(
@@ -45,7 +45,7 @@ fn every_shipped_scenario_validates() {
 fn the_congestion_control_scenarios_complete_on_a_small_tree() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/ofan/cc");
     for cc in ["dctcp", "nscc", "mswift"] {
-        for lb in ["rps", "ofan"] {
+        for lb in ["rps", "ofan", "reps", "ar"] {
             let f = dir.join(format!("{cc}_{lb}.toml"));
             let o = weft(&[
                 "run",
