@@ -1127,6 +1127,15 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &["lb.state_update_period_ns", "queue-aware", "ofan"],
         ),
         (&["end_us=-1"], &["end_us"]),
+        (&["lb.policy=\"psp\"", "lb.psp_bands=0"], &["lb.psp_bands"]),
+        (
+            &["lb.policy=\"psp\"", "lb.psp_weights=[3, 2, 1]"],
+            &["lb.psp_weights", "one weight per band"],
+        ),
+        (
+            &["lb.policy=\"psp\"", "lb.psp_th_max_bytes=0"],
+            &["lb.psp_th_max_bytes"],
+        ),
         (
             &["lb.policy=\"ar\"", "lb.ar_thresholds_pct=[10, 5, 20]"],
             &["lb.ar_thresholds_pct"],

@@ -22,6 +22,7 @@ pub mod ecmp;
 pub(crate) mod host;
 pub(crate) mod jsq;
 pub mod ofan;
+pub(crate) mod psp;
 pub mod reps;
 pub(crate) mod rsq;
 pub(crate) mod simple_rr;
@@ -57,6 +58,10 @@ pub enum SwitchKind {
     Ofan,
     /// Quantized queue levels, lazily refreshed (Spectrum-X-style AR).
     Ar,
+    /// Weighted random by queue band (PSP).
+    Psp,
+    /// Uniform in the lowest queue band.
+    BandJsq,
 }
 
 /// The policy table: (switch side, host side) for every policy. `trimming`: switches trim
@@ -74,6 +79,8 @@ pub fn switch_and_host(cfg: &LbConfig, trimming: bool) -> (SwitchKind, HostLb) {
         LbPolicy::Drb => (SwitchKind::FollowPath, HostLb::Drb),
         LbPolicy::Ofan | LbPolicy::Pofan => (SwitchKind::Ofan, HostLb::Fixed),
         LbPolicy::Ar => (SwitchKind::Ar, HostLb::Fixed),
+        LbPolicy::Psp => (SwitchKind::Psp, HostLb::Fixed),
+        LbPolicy::BandJsq => (SwitchKind::BandJsq, HostLb::Fixed),
         LbPolicy::Reps => (
             SwitchKind::Hash,
             HostLb::Reps(RepsParams::new(cfg, trimming)),
@@ -94,6 +101,8 @@ pub struct LbShared {
     pub stale_period_ps: u64,
     /// AR's levels and refresh.
     pub ar: ar::ArParams,
+    /// PSP's and band JSQ's bands.
+    pub bands: psp::Bands,
 }
 
 impl LbShared {
@@ -125,6 +134,17 @@ impl LbShared {
                 0
             },
             ar: ar_params(cfg, buffer_bytes),
+            bands: psp::Bands {
+                bands: cfg.psp_bands,
+                th_max_bytes: cfg.psp_th_max_bytes,
+                weights: cfg
+                    .psp_weights
+                    .clone()
+                    .unwrap_or_else(|| (0..cfg.psp_bands).rev().collect())
+                    .into_iter()
+                    .chain([0])
+                    .collect(),
+            },
         }
     }
 }

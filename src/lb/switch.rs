@@ -44,6 +44,8 @@ pub enum SwitchLb {
     Drill(Drill),
     Topk(Topk),
     Ar(Ar),
+    Psp,
+    BandJsq,
     /// A queue-aware policy deciding from a snapshot of the switch's queues refreshed every
     /// period (`lb.state_update_period_ns`) by the LB timer; the inner policy has no timer.
     Stale {
@@ -101,6 +103,8 @@ impl SwitchLb {
                 SwitchLb::Drill(Drill::new(cfg.drill_d as u16, cfg.drill_m as u16))
             }
             SwitchKind::Topk => SwitchLb::Topk(Topk::new(cfg.topk_k.map(|k| k as u16))),
+            SwitchKind::Psp => SwitchLb::Psp,
+            SwitchKind::BandJsq => SwitchLb::BandJsq,
             SwitchKind::Ar if uplinks == 0 => SwitchLb::Hash,
             SwitchKind::Ar => SwitchLb::Ar(Ar::new(fabric.num_ports(node))),
             SwitchKind::FollowPath => SwitchLb::FollowPath {
@@ -148,6 +152,8 @@ impl SwitchLb {
                 ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len())
             }
             SwitchLb::Ar(a) => a.choose(&ctx.shared.ar, ctx.queues, c, ctx.now_ps, ctx.rng),
+            SwitchLb::Psp => ctx.shared.bands.choose_psp(ctx.queues, c, ctx.rng),
+            SwitchLb::BandJsq => ctx.shared.bands.choose_band_jsq(ctx.queues, c, ctx.rng),
             SwitchLb::Stale { snapshot, inner } => {
                 return inner.choose(&mut SwitchCtx {
                     fabric: ctx.fabric,
@@ -389,6 +395,20 @@ mod tests {
             h,
             "queues ignored"
         );
+    }
+
+    /// ALGORITHMS.md A15: between two refreshes PSP's weights do not change, whatever the
+    /// real queues do (900 KB is band 7 of 8: weight 0, never chosen).
+    #[test]
+    fn psp_weights_change_only_at_a_refresh() {
+        let (m, mut lb, pkt) = edge_switch(LbPolicy::Psp);
+        let loaded3 = Live(vec![0, 0, 0, 900_000]);
+        assert_eq!(lb.on_timer(1_000_000, &loaded3), Some(2_000_000));
+        assert_eq!(decide(&m, &mut lb, &pkt, &loaded3, 1_000_001), [0, 0, 200, 0]);
+        let loaded2 = Live(vec![0, 0, 900_000, 0]);
+        assert_eq!(decide(&m, &mut lb, &pkt, &loaded2, 1_999_999), [0, 0, 200, 0]);
+        lb.on_timer(2_000_000, &loaded2);
+        assert_eq!(decide(&m, &mut lb, &pkt, &loaded2, 2_000_000), [0, 0, 0, 200]);
     }
 
     #[test]

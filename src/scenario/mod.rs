@@ -263,10 +263,12 @@ pub enum LbPolicy {
     Pofan,
     Reps,
     Ar,
+    Psp,
+    BandJsq,
 }
 
 impl LbPolicy {
-    pub const ALL: [LbPolicy; 13] = [
+    pub const ALL: [LbPolicy; 15] = [
         LbPolicy::Ecmp,
         LbPolicy::Rps,
         LbPolicy::Rsq,
@@ -280,6 +282,8 @@ impl LbPolicy {
         LbPolicy::Pofan,
         LbPolicy::Reps,
         LbPolicy::Ar,
+        LbPolicy::Psp,
+        LbPolicy::BandJsq,
     ];
 
     pub fn name(&self) -> &'static str {
@@ -297,6 +301,8 @@ impl LbPolicy {
             LbPolicy::Pofan => "pofan",
             LbPolicy::Reps => "reps",
             LbPolicy::Ar => "ar",
+            LbPolicy::Psp => "psp",
+            LbPolicy::BandJsq => "band_jsq",
         }
     }
 
@@ -311,7 +317,12 @@ impl LbPolicy {
     pub fn is_queue_aware(&self) -> bool {
         matches!(
             self,
-            LbPolicy::Jsq | LbPolicy::Choice | LbPolicy::Drill | LbPolicy::Topk
+            LbPolicy::Jsq
+                | LbPolicy::Choice
+                | LbPolicy::Drill
+                | LbPolicy::Topk
+                | LbPolicy::Psp
+                | LbPolicy::BandJsq
         )
     }
 }
@@ -363,6 +374,12 @@ pub struct LbConfig {
     pub ar_thresholds_pct: Vec<f64>,
     /// `ar`: packets smaller than this follow the ECMP hash (htsim: 100 B).
     pub ar_small_bytes: u32,
+    /// `psp`, `band_jsq`: number of queue bands n (SEEDS.md §2: 8).
+    pub psp_bands: u32,
+    /// `psp`, `band_jsq`: the top threshold Th_max; thresholds are i·Th_max/n.
+    pub psp_th_max_bytes: u64,
+    /// `psp`: weight of bands 0..n−1 (above Th_max: 0). Unset: n−1, n−2, ..., 0.
+    pub psp_weights: Option<Vec<u32>>,
 }
 
 impl LbConfig {
@@ -400,6 +417,9 @@ impl Default for LbConfig {
             ar_capacity_bytes: None,
             ar_thresholds_pct: vec![5.0, 10.0, 20.0],
             ar_small_bytes: 100,
+            psp_bands: 8,
+            psp_th_max_bytes: 960_000,
+            psp_weights: None,
         }
     }
 }

@@ -149,6 +149,7 @@ impl Scenario {
         self.validate_reps()?;
         self.validate_queue_aware_lb()?;
         self.validate_ar()?;
+        self.validate_psp()?;
 
         let w = self.host.window_bdp;
         if !w.is_finite() || w <= 0.0 || w > 1e6 {
@@ -294,6 +295,35 @@ impl Scenario {
         Ok(())
     }
 
+    /// PSP's bands, top threshold and weights.
+    fn validate_psp(&self) -> Result<()> {
+        let lb = &self.lb;
+        if !(1..=64).contains(&lb.psp_bands) {
+            bail_field!(
+                "lb.psp_bands",
+                "must be from 1 to 64 (got {})",
+                lb.psp_bands
+            );
+        }
+        if lb.psp_th_max_bytes == 0 {
+            bail_field!("lb.psp_th_max_bytes", "must be at least 1 byte");
+        }
+        if let Some(w) = &lb.psp_weights {
+            if w.len() != lb.psp_bands as usize {
+                bail_field!(
+                    "lb.psp_weights",
+                    "needs one weight per band: {} (lb.psp_bands), got {}",
+                    lb.psp_bands,
+                    w.len()
+                );
+            }
+            if w.iter().any(|&x| x > 1_000_000) {
+                bail_field!("lb.psp_weights", "weights must be at most 10^6 (got {w:?})");
+            }
+        }
+        Ok(())
+    }
+
     /// AR's refresh period, capacity and level thresholds.
     fn validate_ar(&self) -> Result<()> {
         let lb = &self.lb;
@@ -361,7 +391,7 @@ impl Scenario {
         if period > 0.0 && !lb.policy.is_queue_aware() {
             bail_field!(
                 "lb.state_update_period_ns",
-                "only used by the queue-aware policies (jsq, choice, drill, topk), not by \"{}\"",
+                "only used by the queue-aware policies (jsq, choice, drill, topk, psp, band_jsq), not by \"{}\"",
                 lb.policy.name()
             );
         }
