@@ -20,6 +20,8 @@ pub enum Purpose {
     EcmpSalt = 5,
     /// A switch's queue discipline (ECN ramp, trimming coin).
     Queue = 6,
+    /// Choosing links for `topology.link_rates` (owner = the override's index).
+    Topology = 7,
 }
 
 fn splitmix64(mut x: u64) -> u64 {

@@ -1127,6 +1127,26 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &["lb.state_update_period_ns", "queue-aware", "ofan"],
         ),
         (&["end_us=-1"], &["end_us"]),
+        (
+            &["topology.link_rates=[{rate_gbps=200, tier=\"nope\", fraction=0.5}]"],
+            &["topology.link_rates[0].tier"],
+        ),
+        (
+            &["topology.link_rates=[{rate_gbps=200, tier=\"edge_agg\", fraction=2}]"],
+            &["topology.link_rates[0].fraction"],
+        ),
+        (
+            &["topology.link_rates=[{rate_gbps=200, tier=\"edge_agg\"}]"],
+            &["topology.link_rates[0]", "either"],
+        ),
+        (
+            &["topology.link_rates=[{rate_gbps=-5, node=0, port=0}]"],
+            &["topology.link_rates[0].rate_gbps"],
+        ),
+        (
+            &["topology.link_rates=[{rate_gbps=200, node=3, port=5}]"],
+            &["topology.link_rates[0]", "no port 5"],
+        ),
         (&["lb.policy=\"psp\"", "lb.psp_bands=0"], &["lb.psp_bands"]),
         (
             &["lb.policy=\"psp\"", "lb.psp_weights=[3, 2, 1]"],

@@ -404,11 +404,20 @@ mod tests {
         let (m, mut lb, pkt) = edge_switch(LbPolicy::Psp);
         let loaded3 = Live(vec![0, 0, 0, 900_000]);
         assert_eq!(lb.on_timer(1_000_000, &loaded3), Some(2_000_000));
-        assert_eq!(decide(&m, &mut lb, &pkt, &loaded3, 1_000_001), [0, 0, 200, 0]);
+        assert_eq!(
+            decide(&m, &mut lb, &pkt, &loaded3, 1_000_001),
+            [0, 0, 200, 0]
+        );
         let loaded2 = Live(vec![0, 0, 900_000, 0]);
-        assert_eq!(decide(&m, &mut lb, &pkt, &loaded2, 1_999_999), [0, 0, 200, 0]);
+        assert_eq!(
+            decide(&m, &mut lb, &pkt, &loaded2, 1_999_999),
+            [0, 0, 200, 0]
+        );
         lb.on_timer(2_000_000, &loaded2);
-        assert_eq!(decide(&m, &mut lb, &pkt, &loaded2, 2_000_000), [0, 0, 0, 200]);
+        assert_eq!(
+            decide(&m, &mut lb, &pkt, &loaded2, 2_000_000),
+            [0, 0, 0, 200]
+        );
     }
 
     #[test]

@@ -82,6 +82,25 @@ pub struct TopologyConfig {
     /// Per-tier overrides: fat tree `host_edge`, `edge_agg`, `agg_core`; leaf-spine
     /// `host_leaf`, `leaf_spine`.
     pub tiers: BTreeMap<String, TierOverride>,
+    /// Rate overrides of chosen links (both directions), applied in order after `tiers`:
+    /// a random `fraction` of a tier's links, or one link by `node` and `port`.
+    pub link_rates: Vec<LinkRateOverride>,
+}
+
+/// `[[topology.link_rates]]`: a rate for some links (asymmetric fabrics, e.g. the PSP
+/// paper's half of the leaf-spine links at half rate).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinkRateOverride {
+    pub rate_gbps: f64,
+    /// The tier whose links are chosen from (with `fraction`).
+    pub tier: Option<String>,
+    /// Share of the tier's links chosen at random (from the seed), rounded to the nearest
+    /// count.
+    pub fraction: Option<f64>,
+    /// One link: the node and port it leaves from.
+    pub node: Option<u32>,
+    pub port: Option<u16>,
 }
 
 impl Default for TopologyConfig {
@@ -92,6 +111,7 @@ impl Default for TopologyConfig {
             link_rate_gbps: 800.0,
             link_latency_ns: 500.0,
             tiers: BTreeMap::new(),
+            link_rates: Vec::new(),
         }
     }
 }

@@ -102,6 +102,29 @@ impl Scenario {
                 check_latency(&format!("topology.tiers.{name}.latency_ns"), l)?;
             }
         }
+        for (i, o) in t.link_rates.iter().enumerate() {
+            let field = |f: &str| format!("topology.link_rates[{i}].{f}");
+            check_rate(&field("rate_gbps"), o.rate_gbps)?;
+            match (&o.tier, o.fraction, o.node, o.port) {
+                (Some(tier), Some(fr), None, None) => {
+                    if !names.contains(&tier.as_str()) {
+                        bail_field!(
+                            field("tier"),
+                            "unknown tier \"{tier}\" (expected one of: {})",
+                            names.join(", ")
+                        );
+                    }
+                    if !(0.0..=1.0).contains(&fr) {
+                        bail_field!(field("fraction"), "must be in [0, 1] (got {fr})");
+                    }
+                }
+                (None, None, Some(_), Some(_)) => {}
+                _ => bail_field!(
+                    format!("topology.link_rates[{i}]"),
+                    "give either tier and fraction, or node and port"
+                ),
+            }
+        }
 
         let p = &self.packet;
         if p.payload_bytes == 0 {

@@ -23,13 +23,14 @@
 mod fat_tree;
 mod leaf_spine;
 
-use crate::scenario::{Scenario, TopologyKind};
+use crate::rng::{stream, Purpose};
+use crate::scenario::{FieldError, Scenario, TopologyKind};
 use crate::time::{Rate, PS_PER_NS};
 
 pub type NodeId = u32;
 
 /// The rate and propagation latency of a class of links (a tier).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LinkParams {
     pub rate: Rate,
     pub latency_ps: u64,
@@ -232,6 +233,80 @@ impl Fabric {
         };
         assert!(f.check_symmetric(), "topology wiring is not symmetric");
         f
+    }
+
+    /// Applies `topology.link_rates` (after the per-tier rates): each override gives the
+    /// links it names (both directions) a class of their own with its rate and the link's
+    /// latency. Links chosen by fraction are drawn from the seed, so every rank agrees.
+    pub fn with_link_rates(mut self, s: &Scenario) -> Result<Fabric, FieldError> {
+        use rand::seq::SliceRandom;
+        let names = crate::scenario::tier_names(self.kind);
+        for (i, o) in s.topology.link_rates.iter().enumerate() {
+            let chosen: Vec<(NodeId, u16)> = match (&o.tier, o.fraction, o.node, o.port) {
+                (Some(tier), Some(fraction), _, _) => {
+                    let class = names.iter().position(|n| n == tier).expect("validated") as u8;
+                    let mut links = self.upward_links_of_class(class);
+                    let rng = &mut stream(s.seed, i as u64, Purpose::Topology);
+                    links.shuffle(rng);
+                    links.truncate((fraction * links.len() as f64).round() as usize);
+                    links
+                }
+                (_, _, Some(node), Some(port)) => {
+                    if node >= self.num_nodes() || port >= self.num_ports(node) {
+                        return Err(FieldError::new(
+                            format!("topology.link_rates[{i}]"),
+                            format!("node {node} has no port {port}"),
+                        ));
+                    }
+                    vec![(node, port)]
+                }
+                _ => unreachable!("validated: tier and fraction, or node and port"),
+            };
+            let rate = Rate::from_gbps(o.rate_gbps);
+            for (n, p) in chosen {
+                self.set_link_rate(n, p, rate, i)?;
+            }
+        }
+        Ok(self)
+    }
+
+    /// One port per link of `class`: the one leaving the lower tier.
+    fn upward_links_of_class(&self, class: u8) -> Vec<(NodeId, u16)> {
+        (0..self.num_nodes())
+            .flat_map(|n| (0..self.num_ports(n)).map(move |p| (n, p)))
+            .filter(|&(n, p)| {
+                let g = self.port_id(n, p) as usize;
+                let peer = self.port_peer_node[g];
+                self.port_link_class[g] == class && self.tier(peer) > self.tier(n)
+            })
+            .collect()
+    }
+
+    /// Gives the link leaving port `p` of `n` (and its reverse) `rate` in a class of its own
+    /// (shared by the links of override `i` that came from the same class).
+    fn set_link_rate(&mut self, n: NodeId, p: u16, rate: Rate, i: usize) -> Result<(), FieldError> {
+        let g = self.port_id(n, p) as usize;
+        let old = self.port_link_class[g] as usize;
+        let params = LinkParams::new(rate, self.link_classes[old].latency_ps);
+        let class = match self.link_classes.iter().position(|l| *l == params) {
+            Some(c) => c,
+            None => {
+                if self.link_classes.len() >= u8::MAX as usize {
+                    return Err(FieldError::new(
+                        format!("topology.link_rates[{i}]"),
+                        "more than 255 distinct link rates and latencies",
+                    ));
+                }
+                self.link_classes.push(params);
+                self.latency_fields.push(self.latency_fields[old].clone());
+                self.link_classes.len() - 1
+            }
+        };
+        let (pn, pp) = (self.port_peer_node[g], self.port_peer_port[g]);
+        let back = self.port_id(pn, pp) as usize;
+        self.port_link_class[g] = class as u8;
+        self.port_link_class[back] = class as u8;
+        Ok(())
     }
 
     fn check_symmetric(&self) -> bool {
