@@ -22,6 +22,8 @@ pub enum Purpose {
     Queue = 6,
     /// Choosing links for `topology.link_rates` (owner = the override's index).
     Topology = 7,
+    /// Choosing switches for `lb.mixed` (owner = the entry's index).
+    Mixed = 8,
 }
 
 fn splitmix64(mut x: u64) -> u64 {

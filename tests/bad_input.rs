@@ -1128,6 +1128,29 @@ fn bad_transport_and_queue_settings_name_their_field() {
         ),
         (&["end_us=-1"], &["end_us"]),
         (
+            &["lb.mixed=[{policy=\"ar\", select=\"random_pods\"}]"],
+            &["lb.mixed[0].fraction", "required"],
+        ),
+        (
+            &["lb.mixed=[{policy=\"ar\", select=\"edge\", fraction=0.5}]"],
+            &["lb.mixed[0].fraction"],
+        ),
+        (
+            &["lb.mixed=[{policy=\"rps\", select=\"edge\"}]"],
+            &["lb.mixed[0].policy"],
+        ),
+        (
+            &[
+                "lb.policy=\"ecmp\"",
+                "lb.mixed=[{policy=\"ar\", select=\"edge\"}]",
+            ],
+            &["lb.mixed", "hosts"],
+        ),
+        (
+            &["lb.mixed=[{policy=\"ar\", select=\"all\"}]"],
+            &["lb.mixed"],
+        ),
+        (
             &["topology.link_rates=[{rate_gbps=200, tier=\"nope\", fraction=0.5}]"],
             &["topology.link_rates[0].tier"],
         ),

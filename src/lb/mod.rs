@@ -99,6 +99,8 @@ pub struct LbShared {
     pub orders: PortOrders,
     /// Queue-aware policies read a snapshot refreshed every this many ps (0: live queues).
     pub stale_period_ps: u64,
+    /// With `lb.mixed`: the policy of every switch (index: node − hosts); empty otherwise.
+    node_policy: Vec<LbPolicy>,
     /// AR's levels and refresh.
     pub ar: ar::ArParams,
     /// PSP's and band JSQ's bands.
@@ -116,7 +118,9 @@ impl LbShared {
         buffer_bytes: u64,
     ) -> LbShared {
         let (switch_kind, host) = switch_and_host(cfg, trimming);
-        let orders = if switch_kind == SwitchKind::Ofan {
+        let node_policy = mixed_policies(cfg, fabric, seed);
+        let uses = |p: fn(&LbPolicy) -> bool| p(&cfg.policy) || node_policy.iter().any(p);
+        let orders = if uses(|p| matches!(p, LbPolicy::Ofan | LbPolicy::Pofan)) {
             let widths = (fabric.num_hosts..fabric.num_nodes()).map(|n| fabric.uplinks(n));
             PortOrders::random(widths, &mut stream(seed, 0, Purpose::OfanPermutation))
         } else {
@@ -128,12 +132,13 @@ impl LbShared {
             host,
             ack_ecmp: cfg.acks_hashed(),
             orders,
-            stale_period_ps: if cfg.policy.is_queue_aware() {
+            stale_period_ps: if uses(LbPolicy::is_queue_aware) {
                 cfg.state_update_period_ps()
             } else {
                 0
             },
             ar: ar_params(cfg, buffer_bytes),
+            node_policy,
             bands: psp::Bands {
                 bands: cfg.psp_bands,
                 th_max_bytes: cfg.psp_th_max_bytes,
@@ -147,6 +152,81 @@ impl LbShared {
             },
         }
     }
+}
+
+impl LbShared {
+    /// The policy switch `node` runs (`lb.policy`, or its `lb.mixed` override).
+    #[inline]
+    pub fn policy_of(&self, fabric: &Fabric, node: u32) -> LbPolicy {
+        match self.node_policy.get((node - fabric.num_hosts) as usize) {
+            Some(&p) => p,
+            None => self.cfg.policy,
+        }
+    }
+
+    /// The switch-side behaviour of `node`.
+    pub fn kind_of(&self, fabric: &Fabric, node: u32) -> SwitchKind {
+        if self.node_policy.is_empty() {
+            return self.switch_kind;
+        }
+        let cfg = LbConfig {
+            policy: self.policy_of(fabric, node),
+            ..LbConfig::default()
+        };
+        switch_and_host(&cfg, false).0
+    }
+}
+
+/// Every switch's policy under `lb.mixed` (empty without it): entries apply in order to the
+/// switches they select, from the seed.
+fn mixed_policies(cfg: &LbConfig, fabric: &Fabric, seed: u64) -> Vec<LbPolicy> {
+    use crate::scenario::MixSelect;
+    use rand::seq::SliceRandom;
+    if cfg.mixed.is_empty() {
+        return Vec::new();
+    }
+    let switches: Vec<u32> = (fabric.num_hosts..fabric.num_nodes()).collect();
+    let mut policy = vec![cfg.policy; switches.len()];
+    for (i, m) in cfg.mixed.iter().enumerate() {
+        let rng = &mut stream(seed, i as u64, Purpose::Mixed);
+        let share = |n: usize| (m.fraction.unwrap_or(1.0) * n as f64).round() as usize;
+        let chosen: Vec<u32> = match m.select {
+            MixSelect::Edge => switches
+                .iter()
+                .copied()
+                .filter(|&n| fabric.tier(n) == 1)
+                .collect(),
+            MixSelect::Aggregation => switches
+                .iter()
+                .copied()
+                .filter(|&n| fabric.tier(n) == 2)
+                .collect(),
+            MixSelect::RandomSwitches => {
+                let mut s: Vec<u32> = switches
+                    .iter()
+                    .copied()
+                    .filter(|&n| fabric.uplinks(n) > 0)
+                    .collect();
+                s.shuffle(rng);
+                s.truncate(share(s.len()));
+                s
+            }
+            MixSelect::RandomPods => {
+                let mut pods: Vec<u32> = (0..fabric.num_groups(false)).collect();
+                pods.shuffle(rng);
+                pods.truncate(share(pods.len()));
+                switches
+                    .iter()
+                    .copied()
+                    .filter(|&n| fabric.group_of(n, false).is_some_and(|g| pods.contains(&g)))
+                    .collect()
+            }
+        };
+        for n in chosen {
+            policy[(n - fabric.num_hosts) as usize] = m.policy;
+        }
+    }
+    policy
 }
 
 /// The Ofan paper's per-port buffer: AR's capacity when buffers are unlimited.

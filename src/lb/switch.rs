@@ -80,6 +80,7 @@ impl SwitchLb {
             // snapshot, no refresh timer.
             0 => lb,
             _ if fabric.uplinks(node) == 0 => lb,
+            _ if !shared.policy_of(fabric, node).is_queue_aware() => lb,
             period => SwitchLb::Stale {
                 snapshot: Snapshot::new(fabric.num_ports(node), period),
                 inner: Box::new(lb),
@@ -91,7 +92,7 @@ impl SwitchLb {
     fn fresh(shared: &LbShared, fabric: &Fabric, node: NodeId, rng: &mut Pcg32) -> SwitchLb {
         let uplinks = fabric.uplinks(node);
         let cfg = &shared.cfg;
-        match shared.switch_kind {
+        match shared.kind_of(fabric, node) {
             SwitchKind::Hash => SwitchLb::Hash,
             SwitchKind::Rsq => SwitchLb::Rsq,
             SwitchKind::SimpleRr => {
@@ -115,7 +116,8 @@ impl SwitchLb {
                 let ports = fabric.num_ports(node);
                 let level = fabric.tier(node);
                 let (_, n_dest) = fabric.subtree(0, level);
-                let state = Ofan::new(uplinks, ports, pipe_ports(shared, ports), n_dest, rng);
+                let pipes = pipe_ports(shared, fabric, node, ports);
+                let state = Ofan::new(uplinks, ports, pipes, n_dest, rng);
                 SwitchLb::Ofan { state, level }
             }
         }
@@ -238,13 +240,14 @@ impl SwitchLb {
         let snapshot = match shared.stale_period_ps {
             0 => 0,
             _ if uplinks == 0 => 0,
+            _ if !shared.policy_of(fabric, node).is_queue_aware() => 0,
             _ => Snapshot::state_bytes(ports),
         };
         snapshot
-            + match shared.switch_kind {
+            + match shared.kind_of(fabric, node) {
                 SwitchKind::Ofan if uplinks > 0 => Ofan::pointer_len(
                     ports,
-                    pipe_ports(shared, ports),
+                    pipe_ports(shared, fabric, node, ports),
                     fabric.subtree(0, fabric.tier(node)).1,
                 ),
                 SwitchKind::SimpleRr => 2 + 2 * uplinks as usize,
@@ -265,8 +268,8 @@ fn candidates_mismatch(policy: &str, candidates: u16, uplinks: u16) -> ! {
 }
 
 /// Ingress ports per pipe: all of them for Ofan, `pipe_ports` for pOfan.
-fn pipe_ports(shared: &LbShared, ports: u16) -> u16 {
-    if shared.cfg.policy == LbPolicy::Ofan {
+fn pipe_ports(shared: &LbShared, fabric: &Fabric, node: NodeId, ports: u16) -> u16 {
+    if shared.policy_of(fabric, node) == LbPolicy::Ofan {
         ports
     } else {
         shared.cfg.pipe_ports as u16

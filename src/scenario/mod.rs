@@ -334,6 +334,15 @@ impl LbPolicy {
 
     /// Whether switches decide from their queues (and so can see them through a stale
     /// snapshot, `lb.state_update_period_ns`).
+    /// Whether the policy is all switch side (hosts send plain packets), so it can share a
+    /// fabric with other such policies (`lb.mixed`).
+    pub fn is_switch_only(&self) -> bool {
+        !matches!(
+            self,
+            LbPolicy::Ecmp | LbPolicy::Rps | LbPolicy::Drb | LbPolicy::Reps
+        )
+    }
+
     pub fn is_queue_aware(&self) -> bool {
         matches!(
             self,
@@ -345,6 +354,31 @@ impl LbPolicy {
                 | LbPolicy::BandJsq
         )
     }
+}
+
+/// Which switches a `[[lb.mixed]]` entry applies to.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MixSelect {
+    /// A random `fraction` of the switches that choose among uplinks.
+    RandomSwitches,
+    /// Every switch of a random `fraction` of the pods (fat tree; leaves in a leaf-spine).
+    RandomPods,
+    /// Every edge (leaf) switch.
+    Edge,
+    /// Every aggregation switch (fat tree).
+    Aggregation,
+}
+
+/// `[[lb.mixed]]`: a switch policy for a selection of switches (the Ofan paper's
+/// incremental deployment, e.g. half Ofan, half AR).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MixedDeployment {
+    pub policy: LbPolicy,
+    pub select: MixSelect,
+    /// With `random_switches` and `random_pods`: the share selected, drawn from the seed.
+    pub fraction: Option<f64>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -400,6 +434,9 @@ pub struct LbConfig {
     pub psp_th_max_bytes: u64,
     /// `psp`: weight of bands 0..n−1 (above Th_max: 0). Unset: n−1, n−2, ..., 0.
     pub psp_weights: Option<Vec<u32>>,
+    /// Mixed deployments: other switch policies on selected switches, applied in order
+    /// (later entries win). Only switch-side policies mix (hosts do nothing special).
+    pub mixed: Vec<MixedDeployment>,
 }
 
 impl LbConfig {
@@ -440,6 +477,7 @@ impl Default for LbConfig {
             psp_bands: 8,
             psp_th_max_bytes: 960_000,
             psp_weights: None,
+            mixed: Vec::new(),
         }
     }
 }

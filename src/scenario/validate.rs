@@ -1,6 +1,6 @@
 //! Semantic checks of a typed scenario. Each error names the dotted field path.
 
-use super::{BufferBytes, CcKind, EcnMode, Scenario, TopologyKind, WorkloadKind};
+use super::{BufferBytes, CcKind, EcnMode, MixSelect, Scenario, TopologyKind, WorkloadKind};
 use thiserror::Error;
 
 /// A scenario value a user got wrong: the dotted field path and what is wrong with it.
@@ -173,6 +173,7 @@ impl Scenario {
         self.validate_queue_aware_lb()?;
         self.validate_ar()?;
         self.validate_psp()?;
+        self.validate_mixed()?;
 
         let w = self.host.window_bdp;
         if !w.is_finite() || w <= 0.0 || w > 1e6 {
@@ -318,6 +319,51 @@ impl Scenario {
         Ok(())
     }
 
+    /// Mixed deployments: switch-side policies only, fractions where the selector needs one.
+    fn validate_mixed(&self) -> Result<()> {
+        let lb = &self.lb;
+        if lb.mixed.is_empty() {
+            return Ok(());
+        }
+        if !lb.policy.is_switch_only() {
+            bail_field!(
+                "lb.mixed",
+                "mixes switch policies only: the base lb.policy \"{}\" acts at the hosts",
+                lb.policy.name()
+            );
+        }
+        for (i, m) in lb.mixed.iter().enumerate() {
+            if !m.policy.is_switch_only() {
+                bail_field!(
+                    format!("lb.mixed[{i}].policy"),
+                    "\"{}\" acts at the hosts; only switch policies mix",
+                    m.policy.name()
+                );
+            }
+            let random = matches!(m.select, MixSelect::RandomSwitches | MixSelect::RandomPods);
+            match m.fraction {
+                Some(f) if !random => bail_field!(
+                    format!("lb.mixed[{i}].fraction"),
+                    "only used with select = \"random_switches\" or \"random_pods\" (got {f})"
+                ),
+                Some(f) if !(0.0..=1.0).contains(&f) => {
+                    bail_field!(
+                        format!("lb.mixed[{i}].fraction"),
+                        "must be in [0, 1] (got {f})"
+                    )
+                }
+                None if random => {
+                    bail_field!(
+                        format!("lb.mixed[{i}].fraction"),
+                        "required with this select"
+                    )
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     /// PSP's bands, top threshold and weights.
     fn validate_psp(&self) -> Result<()> {
         let lb = &self.lb;
@@ -411,7 +457,9 @@ impl Scenario {
                 "{period} ns is below the simulator's 1 ps resolution (0 means instantaneous)"
             );
         }
-        if period > 0.0 && !lb.policy.is_queue_aware() {
+        let any_queue_aware =
+            lb.policy.is_queue_aware() || lb.mixed.iter().any(|m| m.policy.is_queue_aware());
+        if period > 0.0 && !any_queue_aware {
             bail_field!(
                 "lb.state_update_period_ns",
                 "only used by the queue-aware policies (jsq, choice, drill, topk, psp, band_jsq), not by \"{}\"",
