@@ -9,9 +9,9 @@
 //!
 //! The per-flowlet variant (sticky choices, A8) is not modelled.
 
+use super::ties::uniform_among;
 use super::QueueView;
 use crate::topology::Candidates;
-use rand::Rng;
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
 
@@ -83,17 +83,7 @@ impl Ar {
             levels[i] = self.level(p, params, queues, now_ps);
         }
         let min = *levels[..n].iter().min().expect("candidates");
-        let ties = levels[..n].iter().filter(|&&l| l == min).count();
-        let mut pick = if ties == 1 { 0 } else { rng.gen_range(0..ties) };
-        for (i, &l) in levels[..n].iter().enumerate() {
-            if l == min {
-                if pick == 0 {
-                    return i as u16;
-                }
-                pick -= 1;
-            }
-        }
-        unreachable!("a minimum exists")
+        uniform_among(|| levels[..n].iter(), |&&l| l == min, rng) as u16
     }
 
     /// Bytes of state for a switch with `ports` ports.

@@ -39,12 +39,7 @@ mod tests {
     use crate::lb::drill::Drill;
     use rand::SeedableRng;
 
-    struct Queues(Vec<u64>);
-    impl QueueView for Queues {
-        fn queued_bytes(&self, p: u16) -> u64 {
-            self.0[p as usize]
-        }
-    }
+    use crate::lb::TestQueues as Queues;
 
     #[test]
     fn never_the_worse_of_its_pair_and_never_the_longest_queue() {

@@ -14,6 +14,7 @@
 //!
 //! DRILL(2, 0) is the Ofan paper's Choice and draws its random numbers as [`super::choice`].
 
+use super::ties::uniform_among;
 use super::QueueView;
 use crate::topology::Candidates;
 use rand::Rng;
@@ -150,19 +151,7 @@ impl Drill {
 
         let load = |i: u16| queues.queued_bytes(c.get(i));
         let min = s.iter().map(|&i| load(i)).min().expect("S is not empty");
-        let ties = s.iter().filter(|&&i| load(i) == min).count();
-        let mut pick = if ties == 1 { 0 } else { rng.gen_range(0..ties) };
-        let at = s
-            .iter()
-            .position(|&i| {
-                let tie = load(i) == min;
-                if tie && pick == 0 {
-                    return true;
-                }
-                pick -= tie as usize;
-                false
-            })
-            .expect("a minimum exists");
+        let at = uniform_among(|| s.iter(), |&&i| load(i) == min, rng);
         let best = s[at];
 
         if self.m > 0 {
@@ -193,12 +182,7 @@ mod tests {
     use crate::lb::jsq;
     use rand::SeedableRng;
 
-    struct Queues(Vec<u64>);
-    impl QueueView for Queues {
-        fn queued_bytes(&self, p: u16) -> u64 {
-            self.0[p as usize]
-        }
-    }
+    use crate::lb::TestQueues as Queues;
 
     /// Random queues (many ties: values 0..4 KB in 1 KB steps) on 8 ports.
     fn random_queues(rng: &mut Pcg32) -> Queues {

@@ -2,9 +2,9 @@
 //! ties. Without the random tie-break JSQ would degenerate to "always the first port" when
 //! idle.
 
+use super::ties::uniform_among;
 use super::QueueView;
 use crate::topology::Candidates;
-use rand::Rng;
 use rand_pcg::Pcg32;
 
 /// The index (among `c`) of a shortest queue.
@@ -15,17 +15,7 @@ pub fn choose<Q: QueueView>(queues: &Q, c: Candidates<'_>, rng: &mut Pcg32) -> u
         .map(|p| queues.queued_bytes(p))
         .min()
         .expect("candidates");
-    let ties = c.iter().filter(|&p| queues.queued_bytes(p) == min).count();
-    let mut pick = if ties == 1 { 0 } else { rng.gen_range(0..ties) };
-    for (i, p) in c.iter().enumerate() {
-        if queues.queued_bytes(p) == min {
-            if pick == 0 {
-                return i as u16;
-            }
-            pick -= 1;
-        }
-    }
-    unreachable!("a minimum exists")
+    uniform_among(|| c.iter(), |&p| queues.queued_bytes(p) == min, rng) as u16
 }
 
 #[cfg(test)]
@@ -33,12 +23,7 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
-    struct Queues(Vec<u64>);
-    impl QueueView for Queues {
-        fn queued_bytes(&self, p: u16) -> u64 {
-            self.0[p as usize]
-        }
-    }
+    use crate::lb::TestQueues as Queues;
 
     #[test]
     fn picks_a_shortest_queue_and_ties_uniformly() {

@@ -28,10 +28,22 @@ pub(crate) mod rsq;
 pub(crate) mod simple_rr;
 pub(crate) mod stale;
 pub(crate) mod switch;
+pub(crate) mod ties;
 pub(crate) mod topk;
 
 pub use host::{Feedback, FlowPath, HostLb};
 pub use switch::{QueueView, SwitchCtx, SwitchLb};
+
+/// Fixed queue lengths by port, for the policies' unit tests.
+#[cfg(test)]
+pub(crate) struct TestQueues(pub Vec<u64>);
+
+#[cfg(test)]
+impl QueueView for TestQueues {
+    fn queued_bytes(&self, p: u16) -> u64 {
+        self.0[p as usize]
+    }
+}
 
 use crate::rng::{stream, Purpose};
 use crate::scenario::{LbConfig, LbPolicy};

@@ -13,6 +13,7 @@
 //! Only the switch's own queues are read: the spine-to-leaf state the paper's leaves may
 //! receive from spines is not modelled.
 
+use super::ties::uniform_among;
 use super::QueueView;
 use crate::topology::Candidates;
 use rand::Rng;
@@ -69,17 +70,7 @@ impl Bands {
     ) -> u16 {
         let band = |p: u16| self.band(queues.queued_bytes(p));
         let min = c.iter().map(band).min().expect("candidates");
-        let ties = c.iter().filter(|&p| band(p) == min).count();
-        let mut pick = if ties == 1 { 0 } else { rng.gen_range(0..ties) };
-        for (i, p) in c.iter().enumerate() {
-            if band(p) == min {
-                if pick == 0 {
-                    return i as u16;
-                }
-                pick -= 1;
-            }
-        }
-        unreachable!("a minimum exists")
+        uniform_among(|| c.iter(), |&p| band(p) == min, rng) as u16
     }
 }
 
@@ -88,12 +79,7 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
-    struct Queues(Vec<u64>);
-    impl QueueView for Queues {
-        fn queued_bytes(&self, p: u16) -> u64 {
-            self.0[p as usize]
-        }
-    }
+    use crate::lb::TestQueues as Queues;
 
     /// The paper's default: 8 bands up to 960 KB (120 KB apart), weights 7..0, 0 above.
     fn paper() -> Bands {

@@ -69,12 +69,7 @@ impl QueueView for Snapshot {
 mod tests {
     use super::*;
 
-    struct Live(Vec<u64>);
-    impl QueueView for Live {
-        fn queued_bytes(&self, p: u16) -> u64 {
-            self.0[p as usize]
-        }
-    }
+    use crate::lb::TestQueues as Live;
 
     #[test]
     fn reads_between_refreshes_do_not_change_and_idle_switches_sleep() {

@@ -284,12 +284,7 @@ mod tests {
     use crate::scenario::Scenario;
     use rand::SeedableRng;
 
-    struct Live(Vec<u64>);
-    impl QueueView for Live {
-        fn queued_bytes(&self, p: u16) -> u64 {
-            self.0[p as usize]
-        }
-    }
+    use crate::lb::TestQueues as Live;
 
     /// The first edge switch of a k = 4 fat tree under `policy` with stale state every 1 µs,
     /// and a data packet leaving its pod (candidates: uplink ports 2 and 3).

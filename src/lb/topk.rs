@@ -10,6 +10,7 @@
 //! (t ports of equal load, B ports strictly below) straddles the cut gets probability
 //! min(t, k − B)/(k·t), exactly as under a random order of the ties.
 
+use super::ties::uniform_among;
 use super::QueueView;
 use crate::topology::Candidates;
 use rand::Rng;
@@ -54,17 +55,7 @@ impl Topk {
             *loads.select_nth_unstable(r).1
         };
         // `select_nth_unstable` reordered `loads`: count and pick on the candidates.
-        let ties = c.iter().filter(|&p| queues.queued_bytes(p) == v).count();
-        let mut pick = if ties == 1 { 0 } else { rng.gen_range(0..ties) };
-        for (i, p) in c.iter().enumerate() {
-            if queues.queued_bytes(p) == v {
-                if pick == 0 {
-                    return i as u16;
-                }
-                pick -= 1;
-            }
-        }
-        unreachable!("the r-th smallest load is a candidate's")
+        uniform_among(|| c.iter(), |&p| queues.queued_bytes(p) == v, rng) as u16
     }
 }
 
@@ -73,12 +64,7 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
-    struct Queues(Vec<u64>);
-    impl QueueView for Queues {
-        fn queued_bytes(&self, p: u16) -> u64 {
-            self.0[p as usize]
-        }
-    }
+    use crate::lb::TestQueues as Queues;
 
     fn chi2(hist: &[u32], expected: &[f64]) -> f64 {
         hist.iter()
