@@ -139,40 +139,15 @@ impl Host {
         }
     }
 
-    /// Queues an ACK or NACK for data packet `pkt` on the NIC. Reliable transports echo the
-    /// data packet's entropy value (the sender's LB feedback needs it); the paced transport
-    /// lets the host policy choose, as before.
+    /// Queues an ACK for data packet `pkt` (paced transport), with the flow's receiver LB
+    /// state if the host keeps one.
     fn reply(&mut self, m: &Model, pkt: &Packet, r: Reply) {
         let mut fresh_path = FlowPath::RECEIVER;
         let path = match self.receivers.get_mut(&pkt.flow_id()) {
             Some(rcv) => &mut rcv.path,
             None => &mut fresh_path,
         };
-        let (mut entropy, via) = m.lb.host.next_packet(
-            &m.fabric,
-            path,
-            self.id,
-            pkt.src,
-            Some(pkt.entropy),
-            m.lb.cfg.entropy_paths,
-            &mut self.rng,
-        );
-        if m.transport.is_reliable() {
-            entropy = pkt.entropy;
-        }
-        self.nic.control.push_back(Packet {
-            sent_ps: r.sack,
-            flow_index: pkt.flow_index,
-            src: self.id,
-            dst: pkt.src,
-            seq: r.seq,
-            ack: r.cumulative,
-            size_bytes: m.ack_bytes,
-            via,
-            entropy,
-            kind: r.kind,
-            flags: r.flags,
-        });
+        queue_reply(m, self.id, &mut self.nic, &mut self.rng, path, pkt, r);
     }
 
     fn on_paced_data(&mut self, m: &Model, now_ps: u64, pkt: Packet, mx: &mut Metrics) {
@@ -273,7 +248,16 @@ impl Host {
             sack: rcv.sack_bitmap(pkt.seq),
             flags: echo | (pkt.flags & (flags::LAST_HOP | flags::TX_MASK)),
         };
-        self.reply(m, &pkt, reply);
+        // The receiver found above, not a second lookup per packet.
+        queue_reply(
+            m,
+            self.id,
+            &mut self.nic,
+            &mut self.rng,
+            &mut rcv.path,
+            &pkt,
+            reply,
+        );
     }
 
     /// Handles an ACK; returns whether a flow the transport had held back may send again.
@@ -602,6 +586,46 @@ impl Host {
         let req = if send.ack_req { flags::ACK_REQ } else { 0 };
         req | (send.tx & 3) << flags::TX_SHIFT
     }
+}
+
+/// Queues an ACK or NACK for data packet `pkt` on the NIC; `path` is the receiver's LB state
+/// for the flow. Reliable transports echo the data packet's entropy value (the sender's LB
+/// feedback needs it); the paced transport lets the host policy choose, as before.
+#[allow(clippy::too_many_arguments)]
+fn queue_reply(
+    m: &Model,
+    id: NodeId,
+    nic: &mut Nic,
+    rng: &mut Pcg32,
+    path: &mut FlowPath,
+    pkt: &Packet,
+    r: Reply,
+) {
+    let (mut entropy, via) = m.lb.host.next_packet(
+        &m.fabric,
+        path,
+        id,
+        pkt.src,
+        Some(pkt.entropy),
+        m.lb.cfg.entropy_paths,
+        rng,
+    );
+    if m.transport.is_reliable() {
+        entropy = pkt.entropy;
+    }
+    nic.control.push_back(Packet {
+        sent_ps: r.sack,
+        flow_index: pkt.flow_index,
+        src: id,
+        dst: pkt.src,
+        seq: r.seq,
+        ack: r.cumulative,
+        size_bytes: m.ack_bytes,
+        via,
+        entropy,
+        kind: r.kind,
+        flags: r.flags,
+    });
 }
 
 /// Arms flow `i`'s retransmission timer for its oldest outstanding packet, unless it is set
