@@ -103,6 +103,7 @@ struct RankReport {
     incomplete: u64,
     data_held: u64,
     acks_held: u64,
+    adverts_held: u64,
     latency_v2: Vec<u8>,
     fct_v2: Vec<u8>,
     loop_stats: LoopStats,
@@ -223,6 +224,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         incomplete: 0,
         data_held: 0,
         acks_held: 0,
+        adverts_held: 0,
         latency_v2: vec![],
         fct_v2: vec![],
         loop_stats,
@@ -237,9 +239,10 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         for (acc, st) in report.stages.iter_mut().zip(p.stage_stats(&m, end_ps)) {
             acc.merge(&st);
         }
-        let (d, a) = p.packets_held(outbox);
+        let [d, a, adv] = p.packets_held(outbox);
         report.data_held += d;
         report.acks_held += a;
+        report.adverts_held += adv;
         report.incomplete += p.incomplete_flows();
     }
     report.counters = metrics.counters;
@@ -255,6 +258,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
     let mut merged = Metrics::default();
     let mut stages = vec![StageStats::default(); m.fabric.stage_names().len()];
     let (mut data_held, mut acks_held, mut incomplete, mut peak_rss) = (0, 0, 0, 0);
+    let mut adverts_held = 0;
     let mut loop_stats = LoopStats::default();
     for (rank, b) in all.iter().enumerate() {
         let (r, _): (RankReport, usize) =
@@ -274,6 +278,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         }
         data_held += r.data_held;
         acks_held += r.acks_held;
+        adverts_held += r.adverts_held;
         incomplete += r.incomplete;
         peak_rss = peak_rss.max(r.peak_rss_bytes);
         let l = &r.loop_stats;
@@ -298,6 +303,16 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         bail!(
             "packet conservation violated: data sent {} != delivered {} + trimmed headers delivered {} + dropped {} + held {}; acks sent {} != delivered {} + dropped {} + held {}",
             c.data_sent, c.data_delivered, c.headers_delivered, c.data_dropped, data_held, c.acks_sent, c.acks_delivered, c.acks_dropped, acks_held
+        );
+    }
+    // LB adverts (switch to switch, never dropped: they bypass admission) are consumed at
+    // the other end of their link or still held.
+    if c.adverts_sent != c.adverts_delivered + adverts_held {
+        bail!(
+            "advert conservation violated: sent {} != delivered {} + held {}",
+            c.adverts_sent,
+            c.adverts_delivered,
+            adverts_held
         );
     }
     // Byte conservation: once every flow has completed, receivers got every payload byte

@@ -1196,6 +1196,41 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &["lb.state_update_period_ns"],
         ),
         (
+            &["lb.policy=\"conga\"", "lb.conga_q_bits=9"],
+            &["lb.conga_q_bits"],
+        ),
+        (
+            &["lb.policy=\"conga\"", "lb.conga_alpha=0"],
+            &["lb.conga_alpha"],
+        ),
+        (
+            &["lb.policy=\"conga\"", "lb.conga_t_dre_us=0"],
+            &["lb.conga_t_dre_us"],
+        ),
+        (
+            &["lb.policy=\"conga\"", "lb.conga_flowlet_us=-1"],
+            &["lb.conga_flowlet_us"],
+        ),
+        (
+            &["lb.policy=\"sglb\"", "lb.sglb_advert_ns=0"],
+            &["lb.sglb_advert_ns"],
+        ),
+        (
+            &["lb.policy=\"psp\"", "lb.psp_remote=true"],
+            &["lb.psp_remote", "state_update_period_ns"],
+        ),
+        (
+            &["lb.policy=\"jsq\"", "lb.psp_remote=true"],
+            &["lb.psp_remote", "psp"],
+        ),
+        (
+            &[
+                "lb.policy=\"ar\"",
+                "lb.mixed=[{policy=\"sglb\", select=\"edge\"}]",
+            ],
+            &["lb.mixed[0].policy", "every switch"],
+        ),
+        (
             &["workload.kind=\"continuous\""],
             &["workload.duration_us", "required"],
         ),

@@ -107,7 +107,7 @@ fn a_run_restored_from_encoded_state_ends_exactly_like_an_uninterrupted_one() {
                 .parts
                 .iter()
                 .zip(&first.outboxes)
-                .map(|(p, o)| p.packets_held(o).0)
+                .map(|(p, o)| p.packets_held(o)[0])
                 .sum();
             assert!(held > 0, "{policy:?}: nothing in flight at {stop_ps} ps");
             let restored = encode_and_decode(first, &plan);

@@ -14,6 +14,7 @@ use crate::model::Model;
 use crate::net::event::{Event, Scheduler, What};
 use crate::net::host::Host;
 use crate::net::switch::Switch;
+use crate::packet::{Packet, PacketKind};
 use crate::topology::NodeId;
 use serde::{Deserialize, Serialize};
 
@@ -218,27 +219,30 @@ impl Partition {
     }
 
     /// Packets still held in this partition: in port queues and in pending arrival events
-    /// (`outbox`: those not yet handed to their partition). ACKs a NIC has not yet sent are
-    /// not counted: they are not sent either.
-    pub fn packets_held(&self, outbox: &Outbox) -> (u64, u64) {
-        let (mut data, mut acks) = (0, 0);
-        let mut count = |is_data: bool| if is_data { data += 1 } else { acks += 1 };
+    /// (`outbox`: those not yet handed to their partition), as (data, ACKs and NACKs, LB
+    /// adverts). ACKs a NIC has not yet sent are not counted: they are not sent either.
+    pub fn packets_held(&self, outbox: &Outbox) -> [u64; 3] {
+        let mut held = [0; 3];
+        let mut count = |pkt: &Packet| {
+            held[match pkt.kind {
+                PacketKind::Data => 0,
+                PacketKind::Ack | PacketKind::Nack => 1,
+                PacketKind::Advert => 2,
+            }] += 1
+        };
         for node in &self.nodes {
             let ports = match node {
                 Node::Host(h) => std::slice::from_ref(&h.nic.port),
                 Node::Switch(s) => &s.ports[..],
             };
-            ports
-                .iter()
-                .flat_map(|p| p.packets())
-                .for_each(|pkt| count(pkt.is_data()));
+            ports.iter().flat_map(|p| p.packets()).for_each(&mut count);
         }
         for ev in self.queue.iter().chain(outbox.iter().flatten()) {
-            if let What::Arrive { pkt, .. } = ev.what {
-                count(pkt.is_data());
+            if let What::Arrive { pkt, .. } = &ev.what {
+                count(pkt);
             }
         }
-        (data, acks)
+        held
     }
 
     pub fn incomplete_flows(&self) -> u64 {
@@ -285,7 +289,9 @@ fn dispatch(m: &Model, ev: Event, node: &mut Node, sink: &mut Sink<'_>, mx: &mut
         (What::Timer { kind, gen, arg, .. }, Node::Host(h)) => {
             h.on_timer(m, t, kind, gen, arg, sink, mx)
         }
-        (What::Timer { kind, gen, .. }, Node::Switch(s)) => s.on_timer(t, kind, gen, sink),
+        (What::Timer { kind, gen, .. }, Node::Switch(s)) => {
+            s.on_timer(m, t, kind, gen, sink, &mut mx.counters)
+        }
     }
 }
 

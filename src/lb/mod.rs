@@ -16,6 +16,7 @@
 
 pub(crate) mod ar;
 pub(crate) mod choice;
+pub mod conga;
 pub(crate) mod drb;
 pub(crate) mod drill;
 pub mod ecmp;
@@ -23,6 +24,7 @@ pub(crate) mod host;
 pub(crate) mod jsq;
 pub mod ofan;
 pub(crate) mod psp;
+pub(crate) mod remote;
 pub mod reps;
 pub(crate) mod rsq;
 pub(crate) mod simple_rr;
@@ -74,6 +76,10 @@ pub enum SwitchKind {
     Psp,
     /// Uniform in the lowest queue band.
     BandJsq,
+    /// CONGA per packet: DRE metrics, overlay in `Packet::via`, leaf-to-leaf feedback.
+    Conga,
+    /// SGLB: DLB quality combined with the next switch's advertised quality.
+    Sglb,
 }
 
 /// The policy table: (switch side, host side) for every policy. `trimming`: switches trim
@@ -93,6 +99,8 @@ pub fn switch_and_host(cfg: &LbConfig, trimming: bool) -> (SwitchKind, HostLb) {
         LbPolicy::Ar => (SwitchKind::Ar, HostLb::Fixed),
         LbPolicy::Psp => (SwitchKind::Psp, HostLb::Fixed),
         LbPolicy::BandJsq => (SwitchKind::BandJsq, HostLb::Fixed),
+        LbPolicy::Conga => (SwitchKind::Conga, HostLb::Fixed),
+        LbPolicy::Sglb => (SwitchKind::Sglb, HostLb::Fixed),
         LbPolicy::Reps => (
             SwitchKind::Hash,
             HostLb::Reps(RepsParams::new(cfg, trimming)),
@@ -117,6 +125,10 @@ pub struct LbShared {
     pub ar: ar::ArParams,
     /// PSP's and band JSQ's bands.
     pub bands: psp::Bands,
+    /// CONGA's DRE, quantization, aging and flowlets.
+    pub conga: conga::CongaParams,
+    /// SGLB's advert (and quality sampling) period.
+    pub sglb_period_ps: u64,
 }
 
 impl LbShared {
@@ -162,6 +174,8 @@ impl LbShared {
                     .chain([0])
                     .collect(),
             },
+            conga: conga::CongaParams::new(cfg),
+            sglb_period_ps: ((cfg.sglb_advert_ns * 1e3).round() as u64).max(1),
         }
     }
 }

@@ -10,8 +10,8 @@
 //!
 //! Queue depths are what the switch's `QueueView` gives: live, or with
 //! `lb.state_update_period_ns` the snapshot refreshed every period (the paper's stale state).
-//! Only the switch's own queues are read: the spine-to-leaf state the paper's leaves may
-//! receive from spines is not modelled.
+//! With `lb.psp_remote` a leaf's uplink toward destination leaf L is seen in the band of the
+//! larger of its own queue and the queue the spine last advertised toward L (`remote.rs`).
 
 use super::ties::uniform_among;
 use super::QueueView;
@@ -30,22 +30,40 @@ pub struct Bands {
     pub weights: Vec<u32>,
 }
 
+/// The band of a queue of `bytes` with `bands` bands up to `th_max_bytes`: thresholds
+/// exceeded, 0..=n.
+#[inline]
+pub fn band_of(bands: u32, th_max_bytes: u64, bytes: u64) -> u32 {
+    // Th_i < bytes  ⇔  i·Th_max < bytes·n, so the count is ⌈bytes·n / Th_max⌉ − 1,
+    // capped at n (exact in integers).
+    let n = bands as u128;
+    let scaled = bytes as u128 * n;
+    let th = th_max_bytes as u128;
+    (scaled.div_ceil(th).saturating_sub(1)).min(n) as u32
+}
+
 impl Bands {
     /// The band of a queue of `bytes`: thresholds exceeded, 0..=n.
     #[inline]
     pub fn band(&self, bytes: u64) -> u32 {
-        // Th_i < bytes  ⇔  i·Th_max < bytes·n, so the count is ⌈bytes·n / Th_max⌉ − 1,
-        // capped at n (exact in integers).
-        let n = self.bands as u128;
-        let scaled = bytes as u128 * n;
-        let th = self.th_max_bytes as u128;
-        (scaled.div_ceil(th).saturating_sub(1)).min(n) as u32
+        band_of(self.bands, self.th_max_bytes, bytes)
     }
 
     /// PSP: the index (among `c`) of a port drawn with probability proportional to its
     /// band's weight.
     pub fn choose_psp<Q: QueueView>(&self, queues: &Q, c: Candidates<'_>, rng: &mut Pcg32) -> u16 {
-        let weight = |p: u16| self.weights[self.band(queues.queued_bytes(p)) as usize] as u64;
+        self.choose_psp_by(|p| self.band(queues.queued_bytes(p)), c, rng)
+    }
+
+    /// PSP with each port's band given by `band`.
+    #[inline]
+    pub fn choose_psp_by(
+        &self,
+        band: impl Fn(u16) -> u32,
+        c: Candidates<'_>,
+        rng: &mut Pcg32,
+    ) -> u16 {
+        let weight = |p: u16| self.weights[band(p) as usize] as u64;
         let total: u64 = c.iter().map(weight).sum();
         if total == 0 {
             return rng.gen_range(0..c.len());
@@ -68,8 +86,18 @@ impl Bands {
         c: Candidates<'_>,
         rng: &mut Pcg32,
     ) -> u16 {
-        let band = |p: u16| self.band(queues.queued_bytes(p));
-        let min = c.iter().map(band).min().expect("candidates");
+        self.choose_band_jsq_by(|p| self.band(queues.queued_bytes(p)), c, rng)
+    }
+
+    /// Band JSQ with each port's band given by `band`.
+    #[inline]
+    pub fn choose_band_jsq_by(
+        &self,
+        band: impl Fn(u16) -> u32,
+        c: Candidates<'_>,
+        rng: &mut Pcg32,
+    ) -> u16 {
+        let min = c.iter().map(&band).min().expect("candidates");
         uniform_among(|| c.iter(), |&p| band(p) == min, rng) as u16
     }
 }

@@ -3,7 +3,9 @@
 //! port state, the time, the switch's salt and RNG.
 
 use super::ar::Ar;
+use super::conga::Conga;
 use super::drill::Drill;
+use super::remote::{Metric, Remote};
 use super::stale::Snapshot;
 use super::topk::Topk;
 use super::{choice, ecmp, jsq, ofan::Ofan, rsq, simple_rr::SimpleRr, LbShared, SwitchKind};
@@ -17,6 +19,11 @@ use serde::{Deserialize, Serialize};
 pub trait QueueView {
     /// Bytes queued at port `p` (the packet being transmitted included).
     fn queued_bytes(&self, p: u16) -> u64;
+    /// Time port `p` has spent transmitting since the start, in ps (utilization; 0 where
+    /// unknown).
+    fn busy_ps(&self, _p: u16) -> u64 {
+        0
+    }
 }
 
 /// Everything a switch policy may look at for one decision.
@@ -46,6 +53,11 @@ pub enum SwitchLb {
     Ar(Ar),
     Psp,
     BandJsq,
+    /// PSP / band JSQ with the spines' advertised queues (`lb.psp_remote`).
+    PspRemote(Box<Remote>),
+    BandJsqRemote(Box<Remote>),
+    Conga(Box<Conga>),
+    Sglb(Box<Remote>),
     /// A queue-aware policy deciding from a snapshot of the switch's queues refreshed every
     /// period (`lb.state_update_period_ns`) by the LB timer; the inner policy has no timer.
     Stale {
@@ -104,8 +116,21 @@ impl SwitchLb {
                 SwitchLb::Drill(Drill::new(cfg.drill_d as u16, cfg.drill_m as u16))
             }
             SwitchKind::Topk => SwitchLb::Topk(Topk::new(cfg.topk_k.map(|k| k as u16))),
+            SwitchKind::Psp if cfg.psp_remote => {
+                SwitchLb::PspRemote(band_remote(shared, fabric, node))
+            }
+            SwitchKind::BandJsq if cfg.psp_remote => {
+                SwitchLb::BandJsqRemote(band_remote(shared, fabric, node))
+            }
             SwitchKind::Psp => SwitchLb::Psp,
             SwitchKind::BandJsq => SwitchLb::BandJsq,
+            SwitchKind::Conga => SwitchLb::Conga(Box::new(Conga::new(fabric, node, &shared.conga))),
+            SwitchKind::Sglb => SwitchLb::Sglb(Box::new(Remote::new(
+                fabric,
+                node,
+                Metric::Quality(shared.ar),
+                shared.sglb_period_ps,
+            ))),
             SwitchKind::Ar if uplinks == 0 => SwitchLb::Hash,
             SwitchKind::Ar => SwitchLb::Ar(Ar::new(fabric.num_ports(node))),
             SwitchKind::FollowPath => SwitchLb::FollowPath {
@@ -156,6 +181,24 @@ impl SwitchLb {
             SwitchLb::Ar(a) => a.choose(&ctx.shared.ar, ctx.queues, c, ctx.now_ps, ctx.rng),
             SwitchLb::Psp => ctx.shared.bands.choose_psp(ctx.queues, c, ctx.rng),
             SwitchLb::BandJsq => ctx.shared.bands.choose_band_jsq(ctx.queues, c, ctx.rng),
+            SwitchLb::PspRemote(r) => {
+                let (b, q, f) = (&ctx.shared.bands, ctx.queues, ctx.fabric);
+                b.choose_psp_by(|p| remote_band(b, q, f, r, p, pkt.dst), c, ctx.rng)
+            }
+            SwitchLb::BandJsqRemote(r) => {
+                let (b, q, f) = (&ctx.shared.bands, ctx.queues, ctx.fabric);
+                b.choose_band_jsq_by(|p| remote_band(b, q, f, r, p, pkt.dst), c, ctx.rng)
+            }
+            SwitchLb::Conga(cg) => cg.choose(
+                ctx.fabric,
+                ctx.node,
+                pkt,
+                c,
+                ctx.now_ps,
+                &ctx.shared.conga,
+                ctx.rng,
+            ),
+            SwitchLb::Sglb(r) => r.choose_sglb(ctx.fabric, pkt.dst, c, ctx.rng),
             SwitchLb::Stale { snapshot, inner } => {
                 return inner.choose(&mut SwitchCtx {
                     fabric: ctx.fabric,
@@ -194,7 +237,11 @@ impl SwitchLb {
         match self {
             #[cfg(test)]
             SwitchLb::Probe { period_ps, .. } => Some(*period_ps),
+            // The inner policy's adverts (`psp_remote`) share the period.
             SwitchLb::Stale { snapshot, .. } => Some(snapshot.first_refresh_ps()),
+            SwitchLb::PspRemote(r) | SwitchLb::BandJsqRemote(r) | SwitchLb::Sglb(r) => {
+                r.first_timer_ps()
+            }
             _ => None,
         }
     }
@@ -204,7 +251,14 @@ impl SwitchLb {
     /// [`SwitchLb::wake_ps`] when it next queues a packet at an idle switch port.
     pub fn on_timer<Q: QueueView>(&mut self, now_ps: u64, queues: &Q) -> Option<u64> {
         match self {
-            SwitchLb::Stale { snapshot, .. } => snapshot.refresh(now_ps, queues),
+            SwitchLb::Stale { snapshot, inner } => {
+                let next = snapshot.refresh(now_ps, queues);
+                // Both sleep exactly when every queue is empty (same period).
+                inner.on_timer(now_ps, queues).or(next)
+            }
+            SwitchLb::PspRemote(r) | SwitchLb::BandJsqRemote(r) | SwitchLb::Sglb(r) => {
+                r.on_timer(now_ps, queues)
+            }
             #[cfg(test)]
             SwitchLb::Probe {
                 period_ps,
@@ -229,7 +283,50 @@ impl SwitchLb {
     pub fn wake_ps(&self, now_ps: u64) -> Option<u64> {
         match self {
             SwitchLb::Stale { snapshot, .. } => Some(snapshot.wake_ps(now_ps)),
+            SwitchLb::PspRemote(r) | SwitchLb::BandJsqRemote(r) | SwitchLb::Sglb(r) => {
+                r.wake_ps(now_ps)
+            }
             _ => None,
+        }
+    }
+
+    /// After a timer: the ports to send adverts on and the advert (one byte per edge
+    /// switch), if this switch advertises.
+    pub fn adverts(&self) -> Option<(&[u16], &[u8])> {
+        match self {
+            SwitchLb::Stale { inner, .. } => inner.adverts(),
+            SwitchLb::PspRemote(r) | SwitchLb::BandJsqRemote(r) | SwitchLb::Sglb(r) => r.adverts(),
+            _ => None,
+        }
+    }
+
+    /// An advert from the switch behind `in_port` arrived.
+    pub fn on_advert(&mut self, in_port: u16, pkt: &Packet) {
+        match self {
+            SwitchLb::Stale { inner, .. } => inner.on_advert(in_port, pkt),
+            SwitchLb::PspRemote(r) | SwitchLb::BandJsqRemote(r) | SwitchLb::Sglb(r) => {
+                r.on_advert(in_port, pkt)
+            }
+            _ => {}
+        }
+    }
+
+    /// `pkt` (arrived on `in_port`) is forwarded through port `out`: CONGA updates its DRE
+    /// and the packet's overlay; nothing else does anything.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward(
+        &mut self,
+        fabric: &Fabric,
+        shared: &LbShared,
+        node: NodeId,
+        in_port: u16,
+        out: u16,
+        pkt: &mut Packet,
+        now_ps: u64,
+    ) {
+        if let SwitchLb::Conga(c) = self {
+            c.forward(fabric, node, in_port, out, pkt, now_ps, &shared.conga);
         }
     }
 
@@ -254,9 +351,44 @@ impl SwitchLb {
                 SwitchKind::Ar if uplinks > 0 => Ar::state_bytes(ports),
                 // One candidate group (the uplinks) per switch in these fabrics.
                 SwitchKind::Drill if uplinks > 0 => Drill::group_bytes(shared.cfg.drill_m as u16),
+                SwitchKind::Conga => Conga::state_bytes(fabric, node, &shared.conga),
+                SwitchKind::Sglb => Remote::state_bytes(fabric, node),
+                SwitchKind::Psp | SwitchKind::BandJsq if shared.cfg.psp_remote => {
+                    Remote::state_bytes(fabric, node)
+                }
                 _ => 0,
             }
     }
+}
+
+/// PSP's remote state: the bands the next switches advertise, every stale-state period.
+fn band_remote(shared: &LbShared, fabric: &Fabric, node: NodeId) -> Box<Remote> {
+    let metric = Metric::Band {
+        bands: shared.bands.bands,
+        th_max_bytes: shared.bands.th_max_bytes,
+    };
+    Box::new(Remote::new(
+        fabric,
+        node,
+        metric,
+        shared.cfg.state_update_period_ps(),
+    ))
+}
+
+/// Port `p`'s band under `psp_remote`: that of the larger of its own queue (as the switch
+/// sees it: live or snapshot) and the next switch's advertised queue toward the packet's
+/// destination edge switch.
+#[inline]
+fn remote_band<Q: QueueView>(
+    bands: &super::psp::Bands,
+    queues: &Q,
+    fabric: &Fabric,
+    r: &Remote,
+    p: u16,
+    dst: NodeId,
+) -> u32 {
+    let own = bands.band(queues.queued_bytes(p));
+    own.max(r.remote_of(fabric, p, dst) as u32)
 }
 
 /// A rotation over a switch's uplinks met a different candidate set: out of line, so the

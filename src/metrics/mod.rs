@@ -47,6 +47,12 @@ pub struct Counters {
     pub duplicates_delivered: u64,
     /// Payload bytes delivered to receivers for the first time (each byte once).
     pub payload_bytes_delivered: u64,
+    /// LB advertisements switches sent (`PacketKind::Advert`: not payload, not ACKs).
+    pub adverts_sent: u64,
+    /// Their bytes (what they cost the links).
+    pub advert_bytes_sent: u64,
+    /// Advertisements consumed by the switch at the other end of their link.
+    pub adverts_delivered: u64,
     /// First data packet sent by any host (u64::MAX: none).
     pub first_send_ps: u64,
     /// Last ACK that completed a flow.
@@ -82,6 +88,9 @@ impl Counters {
         self.reorder_losses += o.reorder_losses;
         self.duplicates_delivered += o.duplicates_delivered;
         self.payload_bytes_delivered += o.payload_bytes_delivered;
+        self.adverts_sent += o.adverts_sent;
+        self.advert_bytes_sent += o.advert_bytes_sent;
+        self.adverts_delivered += o.adverts_delivered;
         self.first_send_ps = self.first_send_ps.min(o.first_send_ps);
         self.last_ack_ps = self.last_ack_ps.max(o.last_ack_ps);
         self.last_event_ps = self.last_event_ps.max(o.last_event_ps);

@@ -133,6 +133,7 @@ impl Host {
             }
             PacketKind::Ack => self.on_ack(m, now_ps, pkt, out, mx),
             PacketKind::Nack => self.on_nack(m, now_ps, pkt, out, mx),
+            PacketKind::Advert => unreachable!("LB adverts travel between switches only"),
         };
         if wake {
             self.try_send(m, now_ps, out, mx);

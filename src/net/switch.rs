@@ -9,7 +9,7 @@ use super::Port;
 use crate::lb::{QueueView, SwitchCtx, SwitchLb};
 use crate::metrics::Counters;
 use crate::model::Model;
-use crate::packet::Packet;
+use crate::packet::{Packet, ADVERT_ENTRIES};
 use crate::rng::{stream, Purpose};
 use crate::topology::{NodeId, Route};
 use rand::Rng;
@@ -45,6 +45,9 @@ impl QueueView for Ports<'_> {
     fn queued_bytes(&self, p: u16) -> u64 {
         self.0[p as usize].queued_bytes
     }
+    fn busy_ps(&self, p: u16) -> u64 {
+        self.0[p as usize].stats.busy_ps
+    }
 }
 
 impl Switch {
@@ -79,7 +82,15 @@ impl Switch {
         }
     }
 
-    pub fn on_timer<S: Scheduler>(&mut self, now_ps: u64, kind: TimerKind, gen: u32, out: &mut S) {
+    pub fn on_timer<S: Scheduler>(
+        &mut self,
+        m: &Model,
+        now_ps: u64,
+        kind: TimerKind,
+        gen: u32,
+        out: &mut S,
+        c: &mut Counters,
+    ) {
         match kind {
             TimerKind::SwitchLb if self.lb_timer.fires(gen) => {
                 self.lb_timer.clear();
@@ -90,10 +101,42 @@ impl Switch {
                     }
                     None => self.lb_asleep = true,
                 }
+                self.send_adverts(m, now_ps, out, c);
             }
             TimerKind::SwitchLb => {} // re-armed or cancelled since
             TimerKind::NicWake | TimerKind::Rto | TimerKind::FlowPace => {
                 unreachable!("switch {} has no NIC or flows", self.id)
+            }
+        }
+    }
+
+    /// Queues this tick's LB adverts (if the policy advertises) in the priority queue of
+    /// every port toward a lower switch, 16 edge switches per advert. They bypass admission
+    /// (never dropped, marked or lost: the switch makes them itself) but take the wire like
+    /// any packet.
+    #[cold]
+    fn send_adverts<S: Scheduler>(
+        &mut self,
+        m: &Model,
+        now_ps: u64,
+        out: &mut S,
+        c: &mut Counters,
+    ) {
+        let Some((ports, values)) = self.lb.adverts() else {
+            return;
+        };
+        let size = m.ack_bytes;
+        for &p in ports {
+            let port = &mut self.ports[p as usize];
+            let peer = m.fabric.peer(self.id, p, now_ps).0;
+            for (i, chunk) in values.chunks(ADVERT_ENTRIES as usize).enumerate() {
+                let first = i as u32 * ADVERT_ENTRIES;
+                port.push_ctrl(Packet::advert(self.id, peer, first, chunk, size), now_ps);
+                c.adverts_sent += 1;
+                c.advert_bytes_sent += size as u64;
+            }
+            if !port.busy {
+                start_tx(m, self.id, p, port, now_ps, out);
             }
         }
     }
@@ -104,10 +147,15 @@ impl Switch {
         m: &Model,
         now_ps: u64,
         in_port: u16,
-        pkt: Packet,
+        mut pkt: Packet,
         out: &mut S,
         c: &mut Counters,
     ) {
+        if pkt.is_advert() {
+            c.adverts_delivered += 1;
+            self.lb.on_advert(in_port, &pkt);
+            return;
+        }
         let p = match m.fabric.route(self.id, pkt.dst, now_ps) {
             Route::Port(p) => p,
             Route::Choice(candidates) => self.lb.choose(&mut SwitchCtx {
@@ -123,6 +171,8 @@ impl Switch {
                 rng: &mut self.rng,
             }),
         };
+        self.lb
+            .forward(&m.fabric, &m.lb, self.id, in_port, p, &mut pkt, now_ps);
         let port = &mut self.ports[p as usize];
         let last_hop =
             m.qdisc.is_trimming() && m.fabric.is_host(m.fabric.peer(self.id, p, now_ps).0);
@@ -132,21 +182,33 @@ impl Switch {
         } else {
             self.qdisc.admit(port, pkt, now_ps, last_hop, rng)
         };
-        match admission {
-            Admission::Dropped if pkt.is_data() => c.data_dropped += 1,
-            Admission::Dropped => c.acks_dropped += 1,
-            Admission::Enqueued { marked } => c.ecn_marked += marked as u64,
+        let queued = match admission {
+            Admission::Dropped if pkt.is_data() => {
+                c.data_dropped += 1;
+                false
+            }
+            Admission::Dropped => {
+                c.acks_dropped += 1;
+                false
+            }
+            Admission::Enqueued { marked } => {
+                c.ecn_marked += marked as u64;
+                true
+            }
             Admission::Trimmed { marked } => {
                 c.trims += 1;
                 c.ecn_marked += marked as u64;
+                true
             }
-        }
+        };
         if !port.busy && !port.is_empty() {
             start_tx(m, self.id, p, port, now_ps, out);
-            // Only a port that was empty can end an idle spell of the whole switch.
-            if self.lb_asleep {
-                self.wake_lb(now_ps, out);
-            }
+        }
+        // A packet queued ends an idle spell of the whole switch. (Asleep, every queue was
+        // empty at the last tick, so without adverts this is the first packet to start a
+        // port from idle; with adverts a port may be busy sending one.)
+        if queued && self.lb_asleep {
+            self.wake_lb(now_ps, out);
         }
     }
 

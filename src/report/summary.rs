@@ -108,6 +108,8 @@ impl Summary {
                 "duplicates_delivered": c.duplicates_delivered,
                 "payload_bytes_delivered": c.payload_bytes_delivered,
             },
+            "lb_adverts": c.adverts_sent,
+            "lb_advert_bytes": c.advert_bytes_sent,
             "goodput_gbps": o.goodput_bps().map(|b| b / 1e9),
             "queues": queues,
             "utilization": util,

@@ -285,10 +285,12 @@ pub enum LbPolicy {
     Ar,
     Psp,
     BandJsq,
+    Conga,
+    Sglb,
 }
 
 impl LbPolicy {
-    pub const ALL: [LbPolicy; 15] = [
+    pub const ALL: [LbPolicy; 17] = [
         LbPolicy::Ecmp,
         LbPolicy::Rps,
         LbPolicy::Rsq,
@@ -304,6 +306,8 @@ impl LbPolicy {
         LbPolicy::Ar,
         LbPolicy::Psp,
         LbPolicy::BandJsq,
+        LbPolicy::Conga,
+        LbPolicy::Sglb,
     ];
 
     pub fn name(&self) -> &'static str {
@@ -323,6 +327,8 @@ impl LbPolicy {
             LbPolicy::Ar => "ar",
             LbPolicy::Psp => "psp",
             LbPolicy::BandJsq => "band_jsq",
+            LbPolicy::Conga => "conga",
+            LbPolicy::Sglb => "sglb",
         }
     }
 
@@ -341,6 +347,12 @@ impl LbPolicy {
             self,
             LbPolicy::Ecmp | LbPolicy::Rps | LbPolicy::Drb | LbPolicy::Reps
         )
+    }
+
+    /// Whether switches exchange state (CONGA's overlay, SGLB's adverts), so every switch
+    /// must run it (no `lb.mixed`).
+    pub fn needs_every_switch(&self) -> bool {
+        matches!(self, LbPolicy::Conga | LbPolicy::Sglb)
     }
 
     pub fn is_queue_aware(&self) -> bool {
@@ -434,6 +446,24 @@ pub struct LbConfig {
     pub psp_th_max_bytes: u64,
     /// `psp`: weight of bands 0..n−1 (above Th_max: 0). Unset: n−1, n−2, ..., 0.
     pub psp_weights: Option<Vec<u32>>,
+    /// `psp`, `band_jsq`: a leaf's uplink s toward destination leaf L counts as the larger
+    /// of its own queue and the queue spine s last advertised toward L (SEEDS.md §2), in
+    /// adverts every `state_update_period_ns` (which must then be positive).
+    pub psp_remote: bool,
+    /// `conga`: DRE decay period T_dre in µs (ALGORITHMS.md A7; see README for the
+    /// default, scaled to 800 Gb/s links).
+    pub conga_t_dre_us: f64,
+    /// `conga`: DRE decay factor α in (0, 1].
+    pub conga_alpha: f64,
+    /// `conga`: bits Q of the quantized congestion metric (1 to 8).
+    pub conga_q_bits: u32,
+    /// `conga`: remote metrics older than this (µs) read as 0 (aging every T_age/4).
+    pub conga_t_age_us: f64,
+    /// `conga`: flowlet inactivity timeout in µs; 0 = a decision per packet.
+    pub conga_flowlet_us: f64,
+    /// `sglb`: period of the upper switches' quality adverts (and of every SGLB switch's
+    /// quality sampling), in ns.
+    pub sglb_advert_ns: f64,
     /// Mixed deployments: other switch policies on selected switches, applied in order
     /// (later entries win). Only switch-side policies mix (hosts do nothing special).
     pub mixed: Vec<MixedDeployment>,
@@ -477,6 +507,13 @@ impl Default for LbConfig {
             psp_bands: 8,
             psp_th_max_bytes: 960_000,
             psp_weights: None,
+            psp_remote: false,
+            conga_t_dre_us: 5.0,
+            conga_alpha: 0.2,
+            conga_q_bits: 3,
+            conga_t_age_us: 500.0,
+            conga_flowlet_us: 0.0,
+            sglb_advert_ns: 2_000.0,
             mixed: Vec::new(),
         }
     }

@@ -1,6 +1,8 @@
 //! Semantic checks of a typed scenario. Each error names the dotted field path.
 
-use super::{BufferBytes, CcKind, EcnMode, MixSelect, Scenario, TopologyKind, WorkloadKind};
+use super::{
+    BufferBytes, CcKind, EcnMode, LbPolicy, MixSelect, Scenario, TopologyKind, WorkloadKind,
+};
 use thiserror::Error;
 
 /// A scenario value a user got wrong: the dotted field path and what is wrong with it.
@@ -173,6 +175,8 @@ impl Scenario {
         self.validate_queue_aware_lb()?;
         self.validate_ar()?;
         self.validate_psp()?;
+        self.validate_conga()?;
+        self.validate_remote_lb()?;
         self.validate_mixed()?;
 
         let w = self.host.window_bdp;
@@ -332,11 +336,25 @@ impl Scenario {
                 lb.policy.name()
             );
         }
+        if lb.policy.needs_every_switch() || lb.psp_remote {
+            bail_field!(
+                "lb.mixed",
+                "lb.policy \"{}\" (or lb.psp_remote) needs every switch to take part: no mixing",
+                lb.policy.name()
+            );
+        }
         for (i, m) in lb.mixed.iter().enumerate() {
             if !m.policy.is_switch_only() {
                 bail_field!(
                     format!("lb.mixed[{i}].policy"),
                     "\"{}\" acts at the hosts; only switch policies mix",
+                    m.policy.name()
+                );
+            }
+            if m.policy.needs_every_switch() {
+                bail_field!(
+                    format!("lb.mixed[{i}].policy"),
+                    "\"{}\" needs every switch to take part (state travels between switches); it does not mix",
                     m.policy.name()
                 );
             }
@@ -388,6 +406,79 @@ impl Scenario {
             }
             if w.iter().any(|&x| x > 1_000_000) {
                 bail_field!("lb.psp_weights", "weights must be at most 10^6 (got {w:?})");
+            }
+        }
+        Ok(())
+    }
+
+    /// CONGA's DRE, quantization, aging and flowlet parameters.
+    fn validate_conga(&self) -> Result<()> {
+        let lb = &self.lb;
+        let positive_us = |field: &str, us: f64| -> Result<()> {
+            if !us.is_finite() || us <= 0.0 || us * 1e3 > MAX_LATENCY_NS {
+                bail_field!(
+                    field,
+                    "must be a time in µs above 0 and up to 10^6 (got {us})"
+                );
+            }
+            Ok(())
+        };
+        positive_us("lb.conga_t_dre_us", lb.conga_t_dre_us)?;
+        positive_us("lb.conga_t_age_us", lb.conga_t_age_us)?;
+        let f = lb.conga_flowlet_us;
+        if !f.is_finite() || !(0.0..=MAX_LATENCY_NS / 1e3).contains(&f) {
+            bail_field!(
+                "lb.conga_flowlet_us",
+                "must be a time in µs from 0 to 10^6 (got {f})"
+            );
+        }
+        let a = lb.conga_alpha;
+        if !a.is_finite() || a < 1.0 / 65_536.0 || a > 1.0 {
+            bail_field!(
+                "lb.conga_alpha",
+                "must be in (0, 1], at least 2^-16 (got {a})"
+            );
+        }
+        if !(1..=8).contains(&lb.conga_q_bits) {
+            bail_field!(
+                "lb.conga_q_bits",
+                "must be from 1 to 8 (the metric travels in one byte; got {})",
+                lb.conga_q_bits
+            );
+        }
+        if lb.policy == LbPolicy::Conga && self.topology.k / 2 >= 255 {
+            bail_field!(
+                "topology.k",
+                "conga tags uplinks with one byte: k must be below 510 (got {})",
+                self.topology.k
+            );
+        }
+        Ok(())
+    }
+
+    /// Policies fed by other switches' adverts: SGLB's period and PSP's remote state.
+    fn validate_remote_lb(&self) -> Result<()> {
+        let lb = &self.lb;
+        let p = lb.sglb_advert_ns;
+        if !p.is_finite() || p < 1.0 || p > MAX_LATENCY_NS {
+            bail_field!(
+                "lb.sglb_advert_ns",
+                "must be a time in ns from 1 to 10^9 (got {p})"
+            );
+        }
+        if lb.psp_remote {
+            if !matches!(lb.policy, LbPolicy::Psp | LbPolicy::BandJsq) {
+                bail_field!(
+                    "lb.psp_remote",
+                    "applies to lb.policy = \"psp\" or \"band_jsq\" only (got \"{}\")",
+                    lb.policy.name()
+                );
+            }
+            if lb.state_update_period_ps() == 0 {
+                bail_field!(
+                    "lb.psp_remote",
+                    "needs lb.state_update_period_ns > 0 (the spines' advert period)"
+                );
             }
         }
         Ok(())

@@ -1,0 +1,382 @@
+//! State from the next switch: SGLB (ALGORITHMS.md A9) and PSP's spine-to-leaf state
+//! (SEEDS.md §2, `lb.psp_remote`). Upper switches advertise, every period, one byte per
+//! destination edge (leaf) switch L: their egress state toward L. The adverts are real
+//! packets (`PacketKind::Advert`, `crate::packet`): queued in the priority queue of every
+//! port that leads to a lower switch, serialized and delayed like any packet, and consumed by
+//! the switch at the other end, which keeps the last value per (uplink, L). Nothing is read
+//! from another switch's memory, so results do not depend on partitions or ranks.
+//!
+//! - SGLB (`Metric::Quality`): every SGLB switch samples, each `lb.sglb_advert_ns`, the
+//!   quality of each of its ports as DLB would (ALGORITHMS.md A8's suggestion):
+//!   7 − 2·max(qLevel, uLevel), with qLevel AR's level of the queue (`lb.ar_*`: 5/10/20 % of
+//!   the capacity) and uLevel from the busy fraction of the last period: 0 below 1 % (htsim:
+//!   exactly 0; 1 % so that the switch's own adverts, ~0.04 % of a 2 µs period at
+//!   800 Gb/s, do not read as load), 1 below 15 %, 2 below 50 %, else 3. A switch that
+//!   chooses among uplinks takes the one with the highest path_q(s, L) = min(local_q[s],
+//!   remote_q[s][L]), uniform among ties. Unheard entries are 7 (optimistic, as CONGA's
+//!   empty metric 0).
+//! - PSP / band JSQ with `lb.psp_remote` (`Metric::Band`): the advert is the band of the
+//!   upper switch's live queue toward L (sent every `lb.state_update_period_ns`); the
+//!   leaf's uplink s toward L is in band max(band(own queue of s), remote band) — the band
+//!   of the larger of the two queues. Unheard entries are band 0.
+//!
+//! What an upper switch advertises toward L when it has several ports toward L (3-tier:
+//! an aggregation switch toward another pod): the best of them (highest quality, lowest
+//! band), since it will itself choose among them. 3-tier fat trees: edge switches hear from
+//! their aggregation switches, aggregation switches from their cores, each keyed by
+//! destination edge switch; every switch that chooses combines its own ports with the next
+//! hop's adverts (so each choice sees two hops, as SGLB's next-next-hop in a 3-stage Clos).
+//!
+//! The advertising timer sleeps when the switch is idle (every queue empty, and for SGLB
+//! every port below 1 % busy in the last period): that tick still sends its adverts (the
+//! idle state), and the first packet queued at an idle port wakes it at the next multiple of
+//! the period, so an idle fabric holds no events.
+
+use super::ar::ArParams;
+use super::psp::band_of;
+use super::ties::uniform_among;
+use super::QueueView;
+use crate::packet::{Packet, ADVERT_ENTRIES};
+use crate::topology::{Candidates, Fabric, NodeId, Route};
+use serde::{Deserialize, Serialize};
+
+/// A port that is not an uplink.
+const NO_SLOT: u16 = u16::MAX;
+/// The best quality.
+pub const TOP_QUALITY: u8 = 7;
+
+/// What the bytes mean.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Metric {
+    /// SGLB: DLB quality 0..=7, 7 best.
+    Quality(ArParams),
+    /// PSP: queue band 0..=n, 0 best.
+    Band { bands: u32, th_max_bytes: u64 },
+}
+
+impl Metric {
+    fn unheard(&self) -> u8 {
+        match self {
+            Metric::Quality(_) => TOP_QUALITY,
+            Metric::Band { .. } => 0,
+        }
+    }
+}
+
+/// Utilization level from busy time over a period, in basis points: 0 below 1 %, 1 below
+/// 15 %, 2 below 50 %, else 3.
+#[inline]
+pub fn util_level(busy_ps: u64, period_ps: u64) -> u8 {
+    let bp = busy_ps as u128 * 10_000 / period_ps as u128;
+    match bp {
+        0..=99 => 0,
+        100..=1_499 => 1,
+        1_500..=4_999 => 2,
+        _ => 3,
+    }
+}
+
+/// DLB quality: 7 − 2·max(qLevel, uLevel).
+#[inline]
+pub fn quality(q_level: u8, u_level: u8) -> u8 {
+    TOP_QUALITY.saturating_sub(2 * q_level.max(u_level))
+}
+
+/// A switch's advertised and received state.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Remote {
+    metric: Metric,
+    period_ps: u64,
+    edges: u32,
+    /// Port → uplink slot, or `NO_SLOT`.
+    slot: Vec<u16>,
+    /// Received: [slot · edges + L].
+    remote: Vec<u8>,
+    /// SGLB: each port's quality at the last sample, and its busy time then.
+    local: Vec<u8>,
+    busy_ps: Vec<u64>,
+    /// Ports toward each edge switch L: `toward[toward_at[L]..toward_at[L + 1]]`.
+    toward: Vec<u16>,
+    toward_at: Vec<u32>,
+    /// Ports that lead to lower switches (where adverts go); empty: this switch does not
+    /// advertise.
+    down_ports: Vec<u16>,
+    /// This period's advert, one byte per edge switch.
+    advert: Vec<u8>,
+}
+
+impl Remote {
+    pub fn new(fabric: &Fabric, node: NodeId, metric: Metric, period_ps: u64) -> Remote {
+        assert!(period_ps > 0, "adverts need a positive period");
+        let ports = fabric.num_ports(node);
+        let t = fabric.tier(node);
+        let edges = fabric.subtree(0, 1).1;
+        let hosts_per_edge = fabric.num_hosts / edges;
+        let mut up = 0;
+        let mut slot = vec![NO_SLOT; ports as usize];
+        let mut down_ports = Vec::new();
+        for p in 0..ports {
+            let peer = fabric.peer(node, p, 0).0;
+            if fabric.tier(peer) > t {
+                slot[p as usize] = up;
+                up += 1;
+            } else if !fabric.is_host(peer) {
+                down_ports.push(p);
+            }
+        }
+        // Routes at time 0 (static fabrics).
+        let (mut toward, mut toward_at) = (Vec::new(), vec![0]);
+        if !down_ports.is_empty() {
+            for l in 0..edges {
+                match fabric.route(node, l * hosts_per_edge, 0) {
+                    Route::Port(p) => toward.push(p),
+                    Route::Choice(c) => toward.extend(c.iter()),
+                }
+                toward_at.push(toward.len() as u32);
+            }
+        }
+        Remote {
+            metric,
+            period_ps,
+            edges,
+            slot,
+            remote: vec![metric.unheard(); up as usize * edges as usize],
+            local: vec![TOP_QUALITY; ports as usize],
+            busy_ps: vec![0; ports as usize],
+            toward,
+            toward_at,
+            advert: vec![
+                metric.unheard();
+                if down_ports.is_empty() {
+                    0
+                } else {
+                    edges as usize
+                }
+            ],
+            down_ports,
+        }
+    }
+
+    /// Bytes of state of such a switch (for `weft validate`).
+    pub fn state_bytes(fabric: &Fabric, node: NodeId) -> usize {
+        let r = Remote::new(
+            fabric,
+            node,
+            Metric::Band {
+                bands: 1,
+                th_max_bytes: 1,
+            },
+            1,
+        );
+        r.slot.len() * 2
+            + r.remote.len()
+            + r.local.len() * 9
+            + r.toward.len() * 2
+            + r.toward_at.len() * 4
+            + r.down_ports.len() * 2
+            + r.advert.len()
+    }
+
+    /// Whether the switch needs the periodic timer: it advertises, or (SGLB) samples its own
+    /// qualities.
+    pub fn has_timer(&self) -> bool {
+        !self.down_ports.is_empty() || matches!(self.metric, Metric::Quality(_))
+    }
+
+    pub fn first_timer_ps(&self) -> Option<u64> {
+        self.has_timer().then_some(self.period_ps)
+    }
+
+    pub fn wake_ps(&self, now_ps: u64) -> Option<u64> {
+        self.has_timer()
+            .then(|| now_ps.div_ceil(self.period_ps) * self.period_ps)
+    }
+
+    /// The period's tick: sample the switch's own ports, compute the advert; returns the next
+    /// tick, or `None` (sleep) when the switch is idle.
+    pub fn on_timer<Q: QueueView>(&mut self, now_ps: u64, queues: &Q) -> Option<u64> {
+        let mut idle = true;
+        for p in 0..self.local.len() {
+            let bytes = queues.queued_bytes(p as u16);
+            idle &= bytes == 0;
+            if let Metric::Quality(ar) = &self.metric {
+                let busy = queues.busy_ps(p as u16);
+                let u = util_level(busy - self.busy_ps[p], self.period_ps);
+                self.busy_ps[p] = busy;
+                idle &= u == 0;
+                self.local[p] = quality(ar.level(bytes), u);
+            }
+        }
+        for l in 0..self.advert.len() {
+            let ports = &self.toward[self.toward_at[l] as usize..self.toward_at[l + 1] as usize];
+            self.advert[l] = match self.metric {
+                Metric::Quality(_) => ports.iter().map(|&p| self.local[p as usize]).max(),
+                Metric::Band {
+                    bands,
+                    th_max_bytes,
+                } => ports
+                    .iter()
+                    .map(|&p| band_of(bands, th_max_bytes, queues.queued_bytes(p)) as u8)
+                    .min(),
+            }
+            .unwrap_or(self.metric.unheard());
+        }
+        (!idle).then_some(now_ps + self.period_ps)
+    }
+
+    /// The ports to advertise on and the advert of this tick (`None`: nothing to send).
+    pub fn adverts(&self) -> Option<(&[u16], &[u8])> {
+        (!self.down_ports.is_empty()).then_some((&self.down_ports[..], &self.advert[..]))
+    }
+
+    /// An advert arrived on `in_port`.
+    pub fn on_advert(&mut self, in_port: u16, pkt: &Packet) {
+        let s = self.slot[in_port as usize];
+        if s == NO_SLOT {
+            return;
+        }
+        let first = pkt.flow_index;
+        for i in 0..ADVERT_ENTRIES.min(self.edges.saturating_sub(first)) {
+            self.remote[s as usize * self.edges as usize + (first + i) as usize] =
+                pkt.advert_entry(i);
+        }
+    }
+
+    /// The last advertised value of the switch behind uplink `p` toward `dst`'s edge switch.
+    #[inline]
+    pub fn remote_of(&self, fabric: &Fabric, p: u16, dst: NodeId) -> u8 {
+        let s = self.slot[p as usize];
+        if s == NO_SLOT {
+            return self.metric.unheard();
+        }
+        let l = fabric.subtree(dst, 1).0;
+        self.remote[s as usize * self.edges as usize + l as usize]
+    }
+
+    /// SGLB: the index (among `c`) of a port with the highest min(local, remote), uniform
+    /// among ties.
+    pub fn choose_sglb(
+        &self,
+        fabric: &Fabric,
+        dst: NodeId,
+        c: Candidates<'_>,
+        rng: &mut rand_pcg::Pcg32,
+    ) -> u16 {
+        let path_q = |p: u16| self.local[p as usize].min(self.remote_of(fabric, p, dst));
+        let best = c.iter().map(path_q).max().expect("candidates");
+        uniform_among(|| c.iter(), |&p| path_q(p) == best, rng) as u16
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lb::TestQueues;
+    use crate::model::Model;
+    use crate::scenario::{LbPolicy, Scenario, TopologyKind};
+    use rand::SeedableRng;
+    use rand_pcg::Pcg32;
+
+    const AR: ArParams = ArParams {
+        capacity_bytes: 1_000_000,
+        thresholds_ppm: [50_000, 100_000, 200_000],
+        period_ps: 100_000,
+        small_bytes: 100,
+    };
+
+    /// A leaf-spine of k = 4: 4 leaves (hosts 2l, 2l + 1), 2 spines; leaf ports 2, 3 up.
+    fn leaf_spine() -> Model {
+        let mut s = Scenario::default();
+        s.topology.kind = TopologyKind::LeafSpine;
+        s.topology.k = 4;
+        s.lb.policy = LbPolicy::Sglb;
+        s.validate().unwrap();
+        Model::build(&s).unwrap()
+    }
+
+    #[test]
+    fn quality_bands_follow_the_worse_of_queue_and_utilization() {
+        assert_eq!(
+            [quality(0, 0), quality(1, 0), quality(0, 2), quality(3, 1)],
+            [7, 5, 3, 1]
+        );
+        // Busy 0.5 %, 1 %, 14.99 %, 15 %, 50 % of 1 µs.
+        let u = |busy| util_level(busy, 1_000_000);
+        assert_eq!(
+            [u(5_000), u(10_000), u(149_900), u(150_000), u(500_000)],
+            [0, 1, 1, 2, 3]
+        );
+    }
+
+    /// A spine advertises, per leaf, the quality of its port toward it; a leaf stores what
+    /// arrives on an uplink and decides by min(local, remote).
+    #[test]
+    fn path_quality_never_exceeds_either_hop_and_a_failed_remote_is_avoided() {
+        let m = leaf_spine();
+        let f = &m.fabric;
+        let (leaf0, spine0) = (f.num_hosts, f.num_hosts + 4);
+        let mut spine = Remote::new(f, spine0, Metric::Quality(AR), 1_000_000);
+        assert_eq!(spine.first_timer_ps(), Some(1_000_000));
+        // Spine 0: port 3 (to leaf 3) holds 60 KB (qLevel 1) → quality 5; port 1 (leaf 1)
+        // was busy 20 % of the period → quality 3.
+        struct Q(Vec<u64>, Vec<u64>);
+        impl QueueView for Q {
+            fn queued_bytes(&self, p: u16) -> u64 {
+                self.0[p as usize]
+            }
+            fn busy_ps(&self, p: u16) -> u64 {
+                self.1[p as usize]
+            }
+        }
+        let q = Q(vec![0, 0, 0, 60_000], vec![0, 200_000, 0, 0]);
+        assert_eq!(spine.on_timer(1_000_000, &q), Some(2_000_000));
+        let (ports, adv) = spine.adverts().unwrap();
+        assert_eq!((ports, adv), (&[0u16, 1, 2, 3][..], &[7u8, 3, 7, 5][..]));
+        // Leaf 0 hears it on port 2 (spine 0); spine 1 (port 3) reports leaf 3 failed (0).
+        let mut leaf = Remote::new(f, leaf0, Metric::Quality(AR), 1_000_000);
+        assert!(leaf.adverts().is_none(), "a leaf has no switch below");
+        leaf.on_advert(2, &Packet::advert(spine0, leaf0, 0, adv, 64));
+        leaf.on_advert(3, &Packet::advert(spine0 + 1, leaf0, 0, &[7, 7, 7, 0], 64));
+        assert_eq!(leaf.remote_of(f, 2, 7), 5);
+        // Local: port 2 quality 3 (idle queue, 20 % busy), port 3 quality 7.
+        leaf.on_timer(1_000_000, &Q(vec![0; 4], vec![0, 0, 200_000, 0]));
+        let c = Candidates::Range { first: 2, count: 2 };
+        let mut rng = Pcg32::seed_from_u64(2);
+        for dst in [2, 3, 6, 7] {
+            for p in c.iter() {
+                let pq = leaf.local[p as usize].min(leaf.remote_of(f, p, dst));
+                assert!(pq <= leaf.local[p as usize] && pq <= leaf.remote_of(f, p, dst));
+            }
+        }
+        // Toward leaf 3 (host 7): port 2 min(3, 5) = 3, port 3 min(7, 0) = 0: port 2 only,
+        // although port 3 is the better local port.
+        for _ in 0..50 {
+            assert_eq!(c.get(leaf.choose_sglb(f, 7, c, &mut rng)), 2);
+        }
+        // Toward leaf 1 (host 3): port 2 min(3, 3) = 3, port 3 min(7, 7) = 7.
+        assert_eq!(c.get(leaf.choose_sglb(f, 3, c, &mut rng)), 3);
+    }
+
+    #[test]
+    fn psp_bands_advertise_the_spine_queue_and_idle_switches_sleep() {
+        let m = leaf_spine();
+        let f = &m.fabric;
+        let spine0 = f.num_hosts + 4;
+        let band = Metric::Band {
+            bands: 8,
+            th_max_bytes: 960_000,
+        };
+        let mut spine = Remote::new(f, spine0, band, 500_000);
+        // 130 KB is band 1, 960 001 B band 8.
+        let q = TestQueues(vec![130_000, 0, 960_001, 0]);
+        assert_eq!(spine.on_timer(500_000, &q), Some(1_000_000));
+        assert_eq!(spine.adverts().unwrap().1, &[1, 0, 8, 0]);
+        // Every queue empty: the adverts (all band 0) go out and the timer sleeps.
+        assert_eq!(spine.on_timer(1_000_000, &TestQueues(vec![0; 4])), None);
+        assert_eq!(spine.adverts().unwrap().1, &[0, 0, 0, 0]);
+        assert_eq!(spine.wake_ps(1_000_001), Some(1_500_000));
+        // A leaf under PSP has nothing to advertise or sample: no timer.
+        let leaf = Remote::new(f, f.num_hosts, band, 500_000);
+        assert_eq!(leaf.first_timer_ps(), None);
+    }
+}
