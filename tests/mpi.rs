@@ -279,6 +279,10 @@ fn results_are_identical_for_any_ranks_and_threads_for_stateful_policies() {
         ("drb", ""),
         ("jsq", ""),
         ("drill", "state_update_period_ns = 700.0"),
+        // State from other switches: CONGA's overlay, SGLB's and PSP's adverts.
+        ("conga", ""),
+        ("sglb", ""),
+        ("psp", "state_update_period_ns = 700.0\npsp_remote = true"),
     ] {
         let s = policy_scenario(dir.path(), &format!("{policy}.toml"), policy, lb_extra);
         let ref_dir = format!("{policy}-ref");
