@@ -86,6 +86,9 @@ fn a_run_restored_from_encoded_state_ends_exactly_like_an_uninterrupted_one() {
         (LbPolicy::Rps, 0.0),
         (LbPolicy::Drill, 1_500.0),
         (LbPolicy::Topk, 700.0),
+        // State from other switches: CONGA's tables; SGLB's adverts in flight and timers.
+        (LbPolicy::Conga, 0.0),
+        (LbPolicy::Sglb, 0.0),
     ] {
         let mut s = scenario(policy);
         s.lb.state_update_period_ns = period_ns;

@@ -56,7 +56,13 @@ impl Ar {
     /// Port `p`'s level at `now_ps`, refreshed from the live queue if it is older than the
     /// period.
     #[inline]
-    fn level<Q: QueueView>(&mut self, p: u16, params: &ArParams, queues: &Q, now_ps: u64) -> u8 {
+    pub fn level<Q: QueueView>(
+        &mut self,
+        p: u16,
+        params: &ArParams,
+        queues: &Q,
+        now_ps: u64,
+    ) -> u8 {
         let (level, at) = &mut self.levels[p as usize];
         let stale = at.map_or(true, |t| now_ps - t > params.period_ps);
         if stale {

@@ -554,6 +554,41 @@ mod tests {
         assert!(seen[0] > 50 && seen[1] > 50, "{seen:?}");
     }
 
+    /// 3-tier: an aggregation switch has no leaf tables and chooses the core uplink with the
+    /// lowest local metric; a packet through it gets CE raised, never re-tagged.
+    #[test]
+    fn aggregation_switches_choose_by_local_metric_and_raise_ce() {
+        let mut s = Scenario::default();
+        s.topology.k = 4;
+        s.lb.policy = LbPolicy::Conga;
+        s.validate().unwrap();
+        let m = Model::build(&s).unwrap();
+        let (f, p) = (&m.fabric, m.lb.conga);
+        assert_eq!(p.tau_ps, 5_000_000, "defaults: T_dre 1 µs, α 0.2");
+        let agg = 24; // pod 0; ports 0, 1 down, 2, 3 to cores
+        let mut c = Conga::new(f, agg, &p);
+        assert!(c.leaf.is_none());
+        // Port 2 carries 100 KB (1 µs of wire: metric ⌊8/5⌋ = 1), port 3 nothing.
+        c.dre[2].add(100_000, 0, &p);
+        let mut pkt = test_packet(PacketKind::Data, 4158);
+        pkt.dst = 15;
+        pkt.via = Overlay {
+            lb_tag: 1,
+            ce: 0,
+            fb_tag: NO_TAG,
+            fb_metric: 0,
+        }
+        .word();
+        let cands = Candidates::Range { first: 2, count: 2 };
+        let mut rng = Pcg32::seed_from_u64(3);
+        for _ in 0..20 {
+            assert_eq!(cands.get(c.choose(f, agg, &pkt, cands, 0, &p, &mut rng)), 3);
+        }
+        c.forward(f, agg, 0, 2, &mut pkt, 0, &p);
+        let o = Overlay::read(pkt.via).unwrap();
+        assert_eq!((o.lb_tag, o.ce), (1, 1));
+    }
+
     /// One trip through the fabric: the source leaf stamps LBTag and CE = 0, the spine
     /// raises CE to its egress metric, the destination leaf stores it and returns it as
     /// feedback on the reverse packet, which the source leaf stores in CongToLeaf.

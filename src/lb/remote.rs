@@ -6,15 +6,19 @@
 //! the switch at the other end, which keeps the last value per (uplink, L). Nothing is read
 //! from another switch's memory, so results do not depend on partitions or ranks.
 //!
-//! - SGLB (`Metric::Quality`): every SGLB switch samples, each `lb.sglb_advert_ns`, the
-//!   quality of each of its ports as DLB would (ALGORITHMS.md A8's suggestion):
+//! - SGLB (`Metric::Quality`): a port's quality is DLB's (ALGORITHMS.md A8's suggestion),
 //!   7 − 2·max(qLevel, uLevel), with qLevel AR's level of the queue (`lb.ar_*`: 5/10/20 % of
-//!   the capacity) and uLevel from the busy fraction of the last period: 0 below 1 % (htsim:
-//!   exactly 0; 1 % so that the switch's own adverts, ~0.04 % of a 2 µs period at
-//!   800 Gb/s, do not read as load), 1 below 15 %, 2 below 50 %, else 3. A switch that
-//!   chooses among uplinks takes the one with the highest path_q(s, L) = min(local_q[s],
-//!   remote_q[s][L]), uniform among ties. Unheard entries are 7 (optimistic, as CONGA's
-//!   empty metric 0).
+//!   the capacity) and uLevel from the busy fraction of the last advert period: 0 below 1 %
+//!   (htsim: exactly 0; 1 % so that the switch's own adverts, ~0.04 % of a 2 µs period at
+//!   800 Gb/s, do not read as load), 1 below 15 %, 2 below 50 %, else 3. uLevel is sampled
+//!   every `lb.sglb_advert_ns`; for its own decisions a switch reads qLevel as AR does
+//!   (refreshed lazily every `lb.ar_update_period_ns`: per-packet DLB is AR, A8), because
+//!   a local quality frozen for a whole advert period herds every packet of the period onto
+//!   the same ports (measured on the k = 12 Ofan set-up: CCT +62 % with a 2 µs frozen local
+//!   quality, +15 % with a 0.1 µs one). The advert carries the quality at the tick. A switch
+//!   that chooses among uplinks takes the one with the highest path_q(s, L) =
+//!   min(local_q[s], remote_q[s][L]), uniform among ties. Unheard entries are 7
+//!   (optimistic, as CONGA's empty metric 0).
 //! - PSP / band JSQ with `lb.psp_remote` (`Metric::Band`): the advert is the band of the
 //!   upper switch's live queue toward L (sent every `lb.state_update_period_ns`); the
 //!   leaf's uplink s toward L is in band max(band(own queue of s), remote band) — the band
@@ -32,7 +36,7 @@
 //! idle state), and the first packet queued at an idle port wakes it at the next multiple of
 //! the period, so an idle fabric holds no events.
 
-use super::ar::ArParams;
+use super::ar::{Ar, ArParams};
 use super::psp::band_of;
 use super::ties::uniform_among;
 use super::QueueView;
@@ -92,9 +96,13 @@ pub struct Remote {
     slot: Vec<u16>,
     /// Received: [slot · edges + L].
     remote: Vec<u8>,
-    /// SGLB: each port's quality at the last sample, and its busy time then.
+    /// SGLB: each port's quality at the last sample (what it advertises), its utilization
+    /// level then, and its busy time then.
     local: Vec<u8>,
+    u_level: Vec<u8>,
     busy_ps: Vec<u64>,
+    /// SGLB: the queue levels its own decisions read, refreshed lazily as AR's.
+    q_levels: Ar,
     /// Ports toward each edge switch L: `toward[toward_at[L]..toward_at[L + 1]]`.
     toward: Vec<u16>,
     toward_at: Vec<u32>,
@@ -142,6 +150,11 @@ impl Remote {
             slot,
             remote: vec![metric.unheard(); up as usize * edges as usize],
             local: vec![TOP_QUALITY; ports as usize],
+            u_level: vec![0; ports as usize],
+            q_levels: Ar::new(match metric {
+                Metric::Quality(_) => ports,
+                Metric::Band { .. } => 0,
+            }),
             busy_ps: vec![0; ports as usize],
             toward,
             toward_at,
@@ -170,7 +183,8 @@ impl Remote {
         );
         r.slot.len() * 2
             + r.remote.len()
-            + r.local.len() * 9
+            + r.local.len() * 10
+            + Ar::state_bytes(r.local.len() as u16)
             + r.toward.len() * 2
             + r.toward_at.len() * 4
             + r.down_ports.len() * 2
@@ -203,6 +217,7 @@ impl Remote {
                 let busy = queues.busy_ps(p as u16);
                 let u = util_level(busy - self.busy_ps[p], self.period_ps);
                 self.busy_ps[p] = busy;
+                self.u_level[p] = u;
                 idle &= u == 0;
                 self.local[p] = quality(ar.level(bytes), u);
             }
@@ -253,18 +268,35 @@ impl Remote {
         self.remote[s as usize * self.edges as usize + l as usize]
     }
 
+    /// SGLB: port `p`'s own quality for a decision at `now_ps`.
+    #[inline]
+    fn local_quality<Q: QueueView>(&mut self, p: u16, queues: &Q, now_ps: u64) -> u8 {
+        let Metric::Quality(ar) = &self.metric else {
+            unreachable!("SGLB decides by quality")
+        };
+        let q = self.q_levels.level(p, ar, queues, now_ps);
+        quality(q, self.u_level[p as usize])
+    }
+
     /// SGLB: the index (among `c`) of a port with the highest min(local, remote), uniform
     /// among ties.
-    pub fn choose_sglb(
-        &self,
+    pub fn choose_sglb<Q: QueueView>(
+        &mut self,
         fabric: &Fabric,
         dst: NodeId,
         c: Candidates<'_>,
+        queues: &Q,
+        now_ps: u64,
         rng: &mut rand_pcg::Pcg32,
     ) -> u16 {
-        let path_q = |p: u16| self.local[p as usize].min(self.remote_of(fabric, p, dst));
-        let best = c.iter().map(path_q).max().expect("candidates");
-        uniform_among(|| c.iter(), |&p| path_q(p) == best, rng) as u16
+        let mut path_q = [0u8; 256];
+        let n = c.len() as usize;
+        for (i, p) in c.iter().enumerate() {
+            let local = self.local_quality(p, queues, now_ps);
+            path_q[i] = local.min(self.remote_of(fabric, p, dst));
+        }
+        let best = *path_q[..n].iter().max().expect("candidates");
+        uniform_among(|| path_q[..n].iter(), |&&q| q == best, rng) as u16
     }
 }
 
@@ -339,22 +371,71 @@ mod tests {
         leaf.on_advert(3, &Packet::advert(spine0 + 1, leaf0, 0, &[7, 7, 7, 0], 64));
         assert_eq!(leaf.remote_of(f, 2, 7), 5);
         // Local: port 2 quality 3 (idle queue, 20 % busy), port 3 quality 7.
-        leaf.on_timer(1_000_000, &Q(vec![0; 4], vec![0, 0, 200_000, 0]));
+        let idle = Q(vec![0; 4], vec![0, 0, 200_000, 0]);
+        leaf.on_timer(1_000_000, &idle);
         let c = Candidates::Range { first: 2, count: 2 };
         let mut rng = Pcg32::seed_from_u64(2);
+        let now = 1_000_000;
         for dst in [2, 3, 6, 7] {
             for p in c.iter() {
-                let pq = leaf.local[p as usize].min(leaf.remote_of(f, p, dst));
-                assert!(pq <= leaf.local[p as usize] && pq <= leaf.remote_of(f, p, dst));
+                let local = leaf.local_quality(p, &idle, now);
+                let pq = local.min(leaf.remote_of(f, p, dst));
+                assert!(pq <= local && pq <= leaf.remote_of(f, p, dst));
             }
         }
         // Toward leaf 3 (host 7): port 2 min(3, 5) = 3, port 3 min(7, 0) = 0: port 2 only,
         // although port 3 is the better local port.
         for _ in 0..50 {
-            assert_eq!(c.get(leaf.choose_sglb(f, 7, c, &mut rng)), 2);
+            assert_eq!(c.get(leaf.choose_sglb(f, 7, c, &idle, now, &mut rng)), 2);
         }
         // Toward leaf 1 (host 3): port 2 min(3, 3) = 3, port 3 min(7, 7) = 7.
-        assert_eq!(c.get(leaf.choose_sglb(f, 3, c, &mut rng)), 3);
+        assert_eq!(c.get(leaf.choose_sglb(f, 3, c, &idle, now, &mut rng)), 3);
+        // The own queue counts at once (AR's lazy level, refreshed after 0.1 µs): 60 KB
+        // on port 3 makes it quality 5, so toward leaf 1 port 3 still wins (5 > 3), and
+        // 250 KB (level 3, quality 1) makes port 2 win.
+        let loaded = Q(vec![0, 0, 0, 60_000], vec![0, 0, 200_000, 0]);
+        assert_eq!(leaf.local_quality(3, &loaded, now + 100_001), 5);
+        let full = Q(vec![0, 0, 0, 250_000], vec![0, 0, 200_000, 0]);
+        let t = now + 200_002;
+        assert_eq!(c.get(leaf.choose_sglb(f, 3, c, &full, t, &mut rng)), 2);
+    }
+
+    /// 3-tier: an aggregation switch advertises to its edge switches its down port's quality
+    /// toward the edges of its pod and its best core uplink's toward every other edge; a
+    /// core advertises its port toward each edge's pod.
+    #[test]
+    fn fat_tree_upper_switches_advertise_per_destination_edge_switch() {
+        let mut s = Scenario::default();
+        s.topology.k = 4;
+        s.lb.policy = LbPolicy::Sglb;
+        s.validate().unwrap();
+        let m = Model::build(&s).unwrap();
+        let f = &m.fabric;
+        // k = 4: hosts 0..16, edges 16..24, aggregation 24..32, cores 32..36.
+        let (agg, core) = (24, 32);
+        let mut a = Remote::new(f, agg, Metric::Quality(AR), 1_000_000);
+        // Port 1 (edge 17) at 60 KB: quality 5; uplinks 2 (core 32) at 120 KB: 3, and 3
+        // (core 33) at 250 KB: 1.
+        let q = TestQueues(vec![0, 60_000, 120_000, 250_000]);
+        a.on_timer(1_000_000, &q);
+        let (ports, adv) = a.adverts().unwrap();
+        assert_eq!(ports, &[0, 1], "adverts go down to the edge switches only");
+        assert_eq!(adv, &[7, 5, 3, 3, 3, 3, 3, 3]);
+        // The aggregation switch hears from its cores on its uplinks.
+        a.on_advert(
+            3,
+            &Packet::advert(33, agg, 0, &[7, 7, 1, 1, 7, 7, 7, 7], 64),
+        );
+        assert_eq!(a.remote_of(f, 3, 5), 1, "host 5 is under edge 2");
+        assert_eq!(a.remote_of(f, 2, 5), 7, "core 32 never heard: optimistic");
+        // A core: port p leads to pod p, whose edges are 2p and 2p + 1.
+        let mut c = Remote::new(f, core, Metric::Quality(AR), 1_000_000);
+        c.on_timer(1_000_000, &TestQueues(vec![0, 0, 250_000, 0]));
+        assert_eq!(c.adverts().unwrap().1, &[7, 7, 7, 7, 1, 1, 7, 7]);
+        // Edge switches only listen.
+        assert!(Remote::new(f, 16, Metric::Quality(AR), 1)
+            .adverts()
+            .is_none());
     }
 
     #[test]

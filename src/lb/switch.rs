@@ -198,7 +198,9 @@ impl SwitchLb {
                 &ctx.shared.conga,
                 ctx.rng,
             ),
-            SwitchLb::Sglb(r) => r.choose_sglb(ctx.fabric, pkt.dst, c, ctx.rng),
+            SwitchLb::Sglb(r) => {
+                r.choose_sglb(ctx.fabric, pkt.dst, c, ctx.queues, ctx.now_ps, ctx.rng)
+            }
             SwitchLb::Stale { snapshot, inner } => {
                 return inner.choose(&mut SwitchCtx {
                     fabric: ctx.fabric,
