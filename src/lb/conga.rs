@@ -107,7 +107,7 @@ impl Dre {
         // x·keep >> 16 < x for x > 0, so this ends within a few thousand steps even for
         // α = 2^-16 and a long idle spell.
         while k > 0 && self.x_bytes > 0 {
-            self.x_bytes = self.x_bytes * p.keep_q16 >> 16;
+            self.x_bytes = (self.x_bytes * p.keep_q16) >> 16;
             k -= 1;
         }
         self.x_bytes

@@ -433,7 +433,7 @@ impl Scenario {
             );
         }
         let a = lb.conga_alpha;
-        if !a.is_finite() || a < 1.0 / 65_536.0 || a > 1.0 {
+        if !a.is_finite() || !(1.0 / 65_536.0..=1.0).contains(&a) {
             bail_field!(
                 "lb.conga_alpha",
                 "must be in (0, 1], at least 2^-16 (got {a})"
@@ -460,7 +460,7 @@ impl Scenario {
     fn validate_remote_lb(&self) -> Result<()> {
         let lb = &self.lb;
         let p = lb.sglb_advert_ns;
-        if !p.is_finite() || p < 1.0 || p > MAX_LATENCY_NS {
+        if !p.is_finite() || !(1.0..=MAX_LATENCY_NS).contains(&p) {
             bail_field!(
                 "lb.sglb_advert_ns",
                 "must be a time in ns from 1 to 10^9 (got {p})"
