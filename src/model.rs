@@ -126,7 +126,8 @@ impl Model {
                 s.seed,
                 s.switch.trim,
                 s.switch.buffer_bytes.limit(),
-            ),
+            )
+            .with_advert_wire_bytes(s.packet.ack_bytes as u64 + s.packet.interframe_bytes as u64),
             qdisc: queue_discipline(s)?,
             loss_per_2_32: (s.switch.loss_fraction * (1u64 << 32) as f64).round() as u64,
             loss_switches: s.switch.loss_switches.clone(),

@@ -129,6 +129,9 @@ pub struct LbShared {
     pub conga: conga::CongaParams,
     /// SGLB's advert (and quality sampling) period.
     pub sglb_period_ps: u64,
+    /// Wire bytes of one LB advert (`packet.ack_bytes` + inter-frame gap; 0 until
+    /// [`LbShared::with_advert_wire_bytes`]).
+    pub advert_wire_bytes: u64,
 }
 
 impl LbShared {
@@ -176,7 +179,14 @@ impl LbShared {
             },
             conga: conga::CongaParams::new(cfg),
             sglb_period_ps: ((cfg.sglb_advert_ns * 1e3).round() as u64).max(1),
+            advert_wire_bytes: 0,
         }
+    }
+
+    /// Sets the wire size of an LB advert (SGLB leaves its own adverts out of utilization).
+    pub fn with_advert_wire_bytes(mut self, bytes: u64) -> LbShared {
+        self.advert_wire_bytes = bytes;
+        self
     }
 }
 

@@ -8,9 +8,10 @@
 //!
 //! - SGLB (`Metric::Quality`): a port's quality is DLB's (ALGORITHMS.md A8's suggestion),
 //!   7 − 2·max(qLevel, uLevel), with qLevel AR's level of the queue (`lb.ar_*`: 5/10/20 % of
-//!   the capacity) and uLevel from the busy fraction of the last advert period: 0 below 1 %
-//!   (htsim: exactly 0; 1 % so that the switch's own adverts, ~0.04 % of a 2 µs period at
-//!   800 Gb/s, do not read as load), 1 below 15 %, 2 below 50 %, else 3. uLevel is sampled
+//!   the capacity) and uLevel from the busy fraction of the last advert period, the wire
+//!   time of the switch's own adverts of the previous tick left out: 0 below 1 % (htsim:
+//!   exactly 0; 1 % is a margin for adverts still on the wire at the tick), 1 below 15 %,
+//!   2 below 50 %, else 3. uLevel is sampled
 //!   every `lb.sglb_advert_ns`; for its own decisions a switch reads qLevel as AR does
 //!   (refreshed lazily every `lb.ar_update_period_ns`: per-packet DLB is AR, A8), because
 //!   a local quality frozen for a whole advert period herds every packet of the period onto
@@ -111,6 +112,10 @@ pub struct Remote {
     down_ports: Vec<u16>,
     /// This period's advert, one byte per edge switch.
     advert: Vec<u8>,
+    /// Per port: the wire time of one tick's adverts (what a port's busy time includes of
+    /// them, left out of its utilization), and whether a tick has sent any yet.
+    advert_wire_ps: Vec<u64>,
+    ticked: bool,
 }
 
 impl Remote {
@@ -167,7 +172,20 @@ impl Remote {
                 }
             ],
             down_ports,
+            advert_wire_ps: vec![0; ports as usize],
+            ticked: false,
         }
+    }
+
+    /// Records what one tick's adverts cost each port, `wire_bytes` each (size + inter-frame
+    /// gap), so that the switch's own adverts do not count as load.
+    pub fn with_advert_wire(mut self, fabric: &Fabric, node: NodeId, wire_bytes: u64) -> Remote {
+        let per_port = self.advert.len().div_ceil(ADVERT_ENTRIES as usize) as u64;
+        for &p in &self.down_ports {
+            let one = fabric.link(node, p).serialization_ps(wire_bytes);
+            self.advert_wire_ps[p as usize] = per_port * one;
+        }
+        self
     }
 
     /// Bytes of state of such a switch (for `weft validate`).
@@ -189,6 +207,7 @@ impl Remote {
             + r.toward_at.len() * 4
             + r.down_ports.len() * 2
             + r.advert.len()
+            + r.advert_wire_ps.len() * 8
     }
 
     /// Whether the switch needs the periodic timer: it advertises, or (SGLB) samples its own
@@ -215,7 +234,13 @@ impl Remote {
             idle &= bytes == 0;
             if let Metric::Quality(ar) = &self.metric {
                 let busy = queues.busy_ps(p as u16);
-                let u = util_level(busy - self.busy_ps[p], self.period_ps);
+                let own = if self.ticked {
+                    self.advert_wire_ps[p]
+                } else {
+                    0
+                };
+                let load_ps = (busy - self.busy_ps[p]).saturating_sub(own);
+                let u = util_level(load_ps, self.period_ps);
                 self.busy_ps[p] = busy;
                 self.u_level[p] = u;
                 idle &= u == 0;
@@ -236,6 +261,7 @@ impl Remote {
             }
             .unwrap_or(self.metric.unheard());
         }
+        self.ticked = true;
         (!idle).then_some(now_ps + self.period_ps)
     }
 
@@ -398,6 +424,37 @@ mod tests {
         let full = Q(vec![0, 0, 0, 250_000], vec![0, 0, 200_000, 0]);
         let t = now + 200_002;
         assert_eq!(c.get(leaf.choose_sglb(f, 3, c, &full, t, &mut rng)), 2);
+    }
+
+    /// A spine's own adverts do not count as load; anything above them does. (2 000 B on
+    /// the wire per advert here, 20 000 ps a port a tick at 800 Gb/s: 2 % of the period,
+    /// which would read as level 1 if it counted.)
+    #[test]
+    fn own_adverts_are_not_load() {
+        let m = leaf_spine();
+        let f = &m.fabric;
+        let spine0 = f.num_hosts + 4;
+        let mut spine = Remote::new(f, spine0, Metric::Quality(AR), 1_000_000)
+            .with_advert_wire(f, spine0, 2_000);
+        struct Busy(Vec<u64>);
+        impl QueueView for Busy {
+            fn queued_bytes(&self, _p: u16) -> u64 {
+                0
+            }
+            fn busy_ps(&self, p: u16) -> u64 {
+                self.0[p as usize]
+            }
+        }
+        assert_eq!(spine.on_timer(1_000_000, &Busy(vec![0; 4])), None, "idle");
+        // Since: every port sent the tick's advert; port 1 also 10 000 ps of data (1 % of
+        // the period: level 1, quality 5).
+        let busy = Busy(vec![20_000, 30_000, 20_000, 20_000]);
+        assert_eq!(spine.on_timer(2_000_000, &busy), Some(3_000_000));
+        assert_eq!(spine.adverts().unwrap().1, &[7, 5, 7, 7]);
+        // Only adverts since: idle again.
+        let busy = Busy(vec![40_000, 50_000, 40_000, 40_000]);
+        assert_eq!(spine.on_timer(3_000_000, &busy), None);
+        assert_eq!(spine.adverts().unwrap().1, &[7; 4]);
     }
 
     /// 3-tier: an aggregation switch advertises to its edge switches its down port's quality

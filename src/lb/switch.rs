@@ -125,12 +125,15 @@ impl SwitchLb {
             SwitchKind::Psp => SwitchLb::Psp,
             SwitchKind::BandJsq => SwitchLb::BandJsq,
             SwitchKind::Conga => SwitchLb::Conga(Box::new(Conga::new(fabric, node, &shared.conga))),
-            SwitchKind::Sglb => SwitchLb::Sglb(Box::new(Remote::new(
-                fabric,
-                node,
-                Metric::Quality(shared.ar),
-                shared.sglb_period_ps,
-            ))),
+            SwitchKind::Sglb => SwitchLb::Sglb(Box::new(
+                Remote::new(
+                    fabric,
+                    node,
+                    Metric::Quality(shared.ar),
+                    shared.sglb_period_ps,
+                )
+                .with_advert_wire(fabric, node, shared.advert_wire_bytes),
+            )),
             SwitchKind::Ar if uplinks == 0 => SwitchLb::Hash,
             SwitchKind::Ar => SwitchLb::Ar(Ar::new(fabric.num_ports(node))),
             SwitchKind::FollowPath => SwitchLb::FollowPath {
