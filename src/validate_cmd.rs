@@ -18,13 +18,19 @@ pub struct SizeReport {
     pub lb_pointer_bytes: usize,
     pub lb_pointer_bytes_max_switch: usize,
     pub estimated_memory_bytes: u64,
+    /// Failed links and, with any, the max-concurrent-flow solution and its solve time.
+    pub failed_links: usize,
+    pub rho_max: Option<crate::metrics::rho_max::RhoMax>,
+    pub model_build_s: f64,
 }
 
 /// Sender state per started flow (transport and path state) plus its NIC rotation slot.
 const FLOW_STATE_BYTES: u64 = std::mem::size_of::<crate::transport::Sender>() as u64 + 8 + 4;
 
 pub fn size_report(s: &Scenario) -> Result<SizeReport> {
+    let t0 = std::time::Instant::now();
     let m = Model::build(s)?;
+    let model_build_s = t0.elapsed().as_secs_f64();
     let f = &m.fabric;
     let per_switch: Vec<usize> = (f.num_hosts..f.num_nodes())
         .map(|n| SwitchLb::state_bytes(&m.lb, f, n))
@@ -66,6 +72,9 @@ pub fn size_report(s: &Scenario) -> Result<SizeReport> {
             + flow_bytes
             + event_bytes
             + lb_bytes as u64,
+        failed_links: f.failed_links().len(),
+        rho_max: m.rho_max,
+        model_build_s,
     })
 }
 
@@ -90,6 +99,13 @@ impl SizeReport {
             "LB state         {} B total, {} B at the largest switch",
             self.lb_pointer_bytes, self.lb_pointer_bytes_max_switch
         );
+        if let Some(r) = self.rho_max {
+            let _ = writeln!(
+                o,
+                "failed links     {}; rho_max {:.6} (LP: {} edge pairs, {} paths; model built in {:.2} s)",
+                self.failed_links, r.rho_max, r.commodities, r.paths, self.model_build_s
+            );
+        }
         let _ = writeln!(
             o,
             "estimated memory {:.1} MB (rough; measured peaks run up to 2x higher)",

@@ -58,7 +58,7 @@ impl Ar {
     #[inline]
     fn level<Q: QueueView>(&mut self, p: u16, params: &ArParams, queues: &Q, now_ps: u64) -> u8 {
         let (level, at) = &mut self.levels[p as usize];
-        let stale = at.map_or(true, |t| now_ps - t > params.period_ps);
+        let stale = at.is_none_or(|t| now_ps - t > params.period_ps);
         if stale {
             *level = params.level(queues.queued_bytes(p));
             *at = Some(now_ps);

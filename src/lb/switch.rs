@@ -141,10 +141,12 @@ impl SwitchLb {
             SwitchLb::Probe { .. } => ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()),
             SwitchLb::Rsq => rsq::choose(c.len(), ctx.rng),
             SwitchLb::SimpleRr(rr) => {
-                if c.len() as usize != rr.width() {
-                    candidates_mismatch("simple_rr", c.len(), rr.width() as u16);
+                let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
+                if all.len() as usize != rr.width() {
+                    candidates_mismatch("simple_rr", all.len(), rr.width() as u16);
                 }
-                rr.choose(c.len(), ctx.rng)
+                let rng = &mut *ctx.rng;
+                return first_valid(all, c, || rr.choose(all.len(), rng));
             }
             SwitchLb::Jsq => jsq::choose(ctx.queues, c, ctx.rng),
             SwitchLb::Choice => choice::choose(ctx.queues, c, ctx.rng),
@@ -173,16 +175,27 @@ impl SwitchLb {
             SwitchLb::FollowPath { .. } if pkt.via == NO_VIA => {
                 ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len())
             }
-            SwitchLb::FollowPath { below } => ((pkt.via / *below) % c.len() as u32) as u16,
+            SwitchLb::FollowPath { below } => {
+                // The digit numbers the uplinks of the fault-free fabric; the sender only
+                // uses codes whose every hop is valid (`drb::next_via`).
+                let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
+                let p = all.get(((pkt.via / *below) % all.len() as u32) as u16);
+                if !crate::topology::contains(c, p) {
+                    invalid_path_code(ctx.node, p);
+                }
+                return p;
+            }
             SwitchLb::Ofan { state, level } => {
                 let (d, _) = ctx.fabric.subtree(pkt.dst, *level);
-                // Ofan rotates over all w uplinks: fewer candidates (failed links) need the
-                // skipping rule of SEEDS.md, not an index outside the candidates.
-                if c.len() != state.width() {
-                    candidates_mismatch("ofan", c.len(), state.width());
+                // Ofan rotates over all w uplinks; under failures it keeps advancing the
+                // pointer until it yields a valid port (SEEDS.md).
+                let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
+                if all.len() != state.width() {
+                    candidates_mismatch("ofan", all.len(), state.width());
                 }
                 let order = ctx.shared.orders.for_width(state.width());
-                state.choose(order, ctx.in_port, d, pkt.size_class())
+                let (in_port, class) = (ctx.in_port, pkt.size_class());
+                return first_valid(all, c, || state.choose(order, in_port, d, class));
             }
         };
         c.get(i)
@@ -257,6 +270,55 @@ impl SwitchLb {
                 _ => 0,
             }
     }
+}
+
+/// The fault-free candidates of this decision: `c` itself unless failed links shrank it to
+/// a list.
+#[inline]
+fn all_candidates<'a>(
+    fabric: &'a Fabric,
+    node: NodeId,
+    dst: NodeId,
+    c: Candidates<'a>,
+) -> Candidates<'a> {
+    match c {
+        Candidates::Range { .. } => c,
+        Candidates::List(_) => match fabric.route_all(node, dst) {
+            crate::topology::Route::Choice(all) => all,
+            crate::topology::Route::Port(_) => unreachable!("failures only shrink choices"),
+        },
+    }
+}
+
+/// A rotation over all uplinks (`next` yields indices into `all` and advances) under
+/// failures: the first port it yields that is among the valid candidates `valid`. Without
+/// failures (`valid` is `all`) the first index is taken.
+#[inline]
+fn first_valid(all: Candidates<'_>, valid: Candidates<'_>, mut next: impl FnMut() -> u16) -> u16 {
+    if let Candidates::Range { .. } = valid {
+        return all.get(next());
+    }
+    // A rotation visits every index within two turns (a reshuffle at a wrap may repeat
+    // some), so 2w draws always find a valid port.
+    for _ in 0..2 * all.len() as u32 {
+        let p = all.get(next());
+        if crate::topology::contains(valid, p) {
+            return p;
+        }
+    }
+    no_valid_port(all.len(), valid.len())
+}
+
+#[cold]
+#[inline(never)]
+fn no_valid_port(all: u16, valid: u16) -> ! {
+    panic!("a rotation over {all} uplinks found none of the {valid} valid ones")
+}
+
+#[cold]
+#[inline(never)]
+fn invalid_path_code(node: NodeId, port: u16) -> ! {
+    panic!("a DRB path code sends a packet through failed port {port} of switch {node}")
 }
 
 /// A rotation over a switch's uplinks met a different candidate set: out of line, so the

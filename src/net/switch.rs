@@ -123,6 +123,9 @@ impl Switch {
                 rng: &mut self.rng,
             }),
         };
+        if m.fabric.has_failures() && m.fabric.is_link_down(self.id, p) {
+            sent_on_failed_link(self.id, p);
+        }
         let port = &mut self.ports[p as usize];
         let last_hop =
             m.qdisc.is_trimming() && m.fabric.is_host(m.fabric.peer(self.id, p, now_ps).0);
@@ -174,4 +177,11 @@ impl Switch {
             c.ecn_marked += qdisc.dequeued(pkt, port, rng) as u64;
         });
     }
+}
+
+/// Routing sent a packet onto a failed link: out of line, so the check costs a branch.
+#[cold]
+#[inline(never)]
+fn sent_on_failed_link(node: NodeId, port: u16) -> ! {
+    panic!("switch {node} sent a packet on its failed link at port {port}")
 }

@@ -31,6 +31,7 @@ pub struct Scenario {
     pub host: HostConfig,
     pub workload: WorkloadConfig,
     pub report: ReportConfig,
+    pub failures: FailureConfig,
     /// Folder of the scenario file; relative paths in the scenario resolve against it.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -48,6 +49,7 @@ impl Default for Scenario {
             host: HostConfig::default(),
             workload: WorkloadConfig::default(),
             report: ReportConfig::default(),
+            failures: FailureConfig::default(),
             base_dir: PathBuf::from("."),
         }
     }
@@ -101,6 +103,46 @@ pub struct LinkRateOverride {
     /// One link: the node and port it leaves from.
     pub node: Option<u32>,
     pub port: Option<u16>,
+}
+
+/// `[failures]`: failed switch-to-switch links (both directions carry nothing). Routing
+/// uses only ports that still reach the destination on a shortest path.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FailureConfig {
+    /// Every link between two switches (edge-aggregation, aggregation-core, leaf-spine)
+    /// fails independently with this probability (drawn from the seed).
+    pub link_probability: f64,
+    /// Links that fail whatever the draw: `{ node = N, port = P }`, the port a switch-to-
+    /// switch link leaves from (either end).
+    pub links: Vec<FailedLink>,
+    /// Paced hosts (`host.cc = "none"`) send at `host.load` × `rho_max` of the failure
+    /// instance (the Ofan paper's set-up); false: at `host.load`.
+    pub pace_at_rho_max: bool,
+}
+
+impl Default for FailureConfig {
+    fn default() -> Self {
+        FailureConfig {
+            link_probability: 0.0,
+            links: Vec::new(),
+            pace_at_rho_max: true,
+        }
+    }
+}
+
+impl FailureConfig {
+    pub fn any(&self) -> bool {
+        self.link_probability > 0.0 || !self.links.is_empty()
+    }
+}
+
+/// One failed link, by the node and port it leaves from.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct FailedLink {
+    pub node: u32,
+    pub port: u16,
 }
 
 impl Default for TopologyConfig {

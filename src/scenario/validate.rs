@@ -126,6 +126,11 @@ impl Scenario {
             }
         }
 
+        let f = self.failures.link_probability;
+        if !(0.0..1.0).contains(&f) {
+            bail_field!("failures.link_probability", "must be in [0, 1) (got {f})");
+        }
+
         let p = &self.packet;
         if p.payload_bytes == 0 {
             bail_field!("packet.payload_bytes", "must be at least 1");
