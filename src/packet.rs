@@ -66,6 +66,10 @@ pub mod flags {
     /// On data: the sender asks for an immediate ACK (last packet, window full,
     /// retransmission), as UEC's AR flag.
     pub const ACK_REQ: u8 = 16;
+    /// On data under `lb.policy = "valiant"`: still climbing to the random intermediate
+    /// (top-tier switch) its path code names; switches below the top send it up whatever
+    /// its destination, the top-tier switch clears it.
+    pub const VALIANT_UP: u8 = 32;
     /// On data: which transmission of its sequence number this is, modulo 4 (bits 6-7); an
     /// ACK or NACK echoes the bits of the packet it answers, so the sender knows which
     /// transmission an RTT sample belongs to (as UEC's rtx-echo bit and TCP timestamps).

@@ -1196,6 +1196,62 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &["lb.state_update_period_ns"],
         ),
         (
+            &[
+                "lb.policy=\"ar\"",
+                "lb.ar_mode=\"flowlet\"",
+                "lb.ar_flowlet_us=-1",
+            ],
+            &["lb.ar_flowlet_us"],
+        ),
+        (
+            &["lb.policy=\"ar\"", "lb.ar_flowset_entries=0"],
+            &["lb.ar_flowset_entries"],
+        ),
+        (&["lb.ar_mode=\"flowset\""], &["lb.ar_mode"]),
+        (
+            &["lb.policy=\"dlb\"", "lb.dlb_sample_ns=0"],
+            &["lb.dlb_sample_ns"],
+        ),
+        (
+            &["lb.policy=\"dlb\"", "lb.dlb_load_window_us=0.01"],
+            &["lb.dlb_load_window_us"],
+        ),
+        (
+            &["lb.policy=\"dlb\"", "lb.dlb_queue_thresholds_pct=[5, 10]"],
+            &["lb.dlb_queue_thresholds_pct"],
+        ),
+        (
+            &[
+                "lb.policy=\"dlb\"",
+                "lb.dlb_util_thresholds_pct=[0, 50, 15]",
+            ],
+            &["lb.dlb_util_thresholds_pct"],
+        ),
+        (
+            &["lb.policy=\"dlb\"", "lb.dlb_flowset_entries=0"],
+            &["lb.dlb_flowset_entries"],
+        ),
+        (
+            &["lb.policy=\"dlb\"", "lb.dlb_flowlet_us=-3"],
+            &["lb.dlb_flowlet_us"],
+        ),
+        (
+            &["lb.policy=\"dlb\"", "lb.dlb_rebalance_delta=0"],
+            &["lb.dlb_rebalance_delta"],
+        ),
+        (
+            &["lb.policy=\"dlb\"", "lb.dlb_rebalance_prob=1.5"],
+            &["lb.dlb_rebalance_prob"],
+        ),
+        (
+            &["lb.valiant_granularity=\"flowlet\""],
+            &["lb.valiant_granularity"],
+        ),
+        (
+            &["lb.mixed=[{policy=\"valiant\", select=\"edge\"}]"],
+            &["lb.mixed[0].policy", "hosts"],
+        ),
+        (
             &["workload.kind=\"continuous\""],
             &["workload.duration_us", "required"],
         ),

@@ -2,9 +2,9 @@
 //! path code), and the transport's per-packet feedback. Per-flow state ([`FlowPath`]) lives
 //! in the flow's sender (data) or receiver (ACKs); the host's RNG stream draws.
 
-use super::drb;
 use super::reps::{RepsParams, RepsState};
-use crate::packet::NO_VIA;
+use super::{drb, valiant};
+use crate::packet::{flags, NO_VIA};
 use crate::topology::{Fabric, NodeId};
 use rand::Rng;
 use rand_pcg::Pcg32;
@@ -23,6 +23,9 @@ pub enum HostLb {
     Drb,
     /// Recycled good entropy values per flow, exploration and freezing (`lb/reps.rs`).
     Reps(RepsParams),
+    /// A random intermediate top-tier switch per data packet (or per flow), as a path code
+    /// (`lb/valiant.rs`).
+    Valiant { per_flow: bool },
 }
 
 /// Per-flow (and per direction) host LB state. Policies whose state is larger than a word
@@ -32,7 +35,8 @@ pub enum HostLb {
 pub struct FlowPath {
     /// The flow's entropy value, drawn when it starts.
     pub entropy: u16,
-    /// DRB: the next path code (`u32::MAX` until the first packet).
+    /// DRB: the next path code; Valiant per flow: the flow's code (`u32::MAX` until the
+    /// first packet).
     pub drb_next: u32,
     /// REPS: the sender's buffer of good entropy values (`None` for every other policy, and
     /// on the receiving side: ACKs echo the data packet's value).
@@ -128,11 +132,26 @@ impl HostLb {
             HostLb::Ecmp => (echo.unwrap_or(path.entropy), NO_VIA),
             HostLb::Rps => (rng.gen_range(0..entropy_paths) as u16, NO_VIA),
             HostLb::Drb => (0, drb::next_via(fabric, src, dst, &mut path.drb_next, rng)),
+            // ACKs take the minimal route, hashed per flow.
+            HostLb::Valiant { .. } if echo.is_some() => (0, NO_VIA),
+            HostLb::Valiant { per_flow } => (
+                0,
+                valiant::next_via(fabric, *per_flow, &mut path.drb_next, rng),
+            ),
             HostLb::Reps(p) => match &mut path.reps {
                 Some(r) => (r.next_entropy(p, entropy_paths, rng), NO_VIA),
                 // The receiving side: ACKs echo the data packet's value.
                 None => (echo.unwrap_or(path.entropy), NO_VIA),
             },
+        }
+    }
+
+    /// Flags a data packet with path code `via` carries: Valiant's "climbing" mark.
+    #[inline]
+    pub fn data_flags(&self, via: u32) -> u8 {
+        match self {
+            HostLb::Valiant { .. } if via != NO_VIA => flags::VALIANT_UP,
+            _ => 0,
         }
     }
 

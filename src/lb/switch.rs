@@ -3,6 +3,7 @@
 //! port state, the time, the switch's salt and RNG.
 
 use super::ar::Ar;
+use super::dlb::Dlb;
 use super::drill::Drill;
 use super::stale::Snapshot;
 use super::topk::Topk;
@@ -17,6 +18,8 @@ use serde::{Deserialize, Serialize};
 pub trait QueueView {
     /// Bytes queued at port `p` (the packet being transmitted included).
     fn queued_bytes(&self, p: u16) -> u64;
+    /// Bytes port `p` has finished sending since the start (a counter; DLB's load).
+    fn sent_bytes(&self, p: u16) -> u64;
 }
 
 /// Everything a switch policy may look at for one decision.
@@ -46,6 +49,7 @@ pub enum SwitchLb {
     Ar(Ar),
     Psp,
     BandJsq,
+    Dlb(Dlb),
     /// A queue-aware policy deciding from a snapshot of the switch's queues refreshed every
     /// period (`lb.state_update_period_ns`) by the LB timer; the inner policy has no timer.
     Stale {
@@ -82,7 +86,11 @@ impl SwitchLb {
             _ if fabric.uplinks(node) == 0 => lb,
             _ if !shared.policy_of(fabric, node).is_queue_aware() => lb,
             period => SwitchLb::Stale {
-                snapshot: Snapshot::new(fabric.num_ports(node), period),
+                snapshot: Snapshot::new(
+                    fabric.num_ports(node),
+                    period,
+                    matches!(lb, SwitchLb::Dlb(_)),
+                ),
                 inner: Box::new(lb),
             },
         }
@@ -107,7 +115,9 @@ impl SwitchLb {
             SwitchKind::Psp => SwitchLb::Psp,
             SwitchKind::BandJsq => SwitchLb::BandJsq,
             SwitchKind::Ar if uplinks == 0 => SwitchLb::Hash,
-            SwitchKind::Ar => SwitchLb::Ar(Ar::new(fabric.num_ports(node))),
+            SwitchKind::Ar => SwitchLb::Ar(Ar::new(fabric.num_ports(node), &shared.ar)),
+            SwitchKind::Dlb if uplinks == 0 => SwitchLb::Hash,
+            SwitchKind::Dlb => SwitchLb::Dlb(Dlb::new(fabric.num_ports(node), &shared.dlb)),
             SwitchKind::FollowPath => SwitchLb::FollowPath {
                 below: super::drb::digit_divisor(fabric, fabric.tier(node)),
             },
@@ -155,7 +165,29 @@ impl SwitchLb {
             SwitchLb::Ar(_) if pkt.size_bytes < ctx.shared.ar.small_bytes => {
                 ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len())
             }
-            SwitchLb::Ar(a) => a.choose(&ctx.shared.ar, ctx.queues, c, ctx.now_ps, ctx.rng),
+            SwitchLb::Ar(a) => {
+                let key = pkt.hash_key();
+                a.choose(
+                    &ctx.shared.ar,
+                    ctx.queues,
+                    c,
+                    key,
+                    ctx.salt,
+                    ctx.now_ps,
+                    ctx.rng,
+                )
+            }
+            SwitchLb::Dlb(d) => {
+                let params = &ctx.shared.dlb;
+                let (fabric, node) = (ctx.fabric, ctx.node);
+                // What port p sends at line rate in one sampling period.
+                let line =
+                    |p: u16| fabric.link(node, p).rate.bps as f64 * params.sample_ps as f64 / 8e12;
+                let key = pkt.hash_key();
+                d.choose(
+                    params, ctx.queues, c, key, ctx.salt, ctx.now_ps, line, ctx.rng,
+                )
+            }
             SwitchLb::Psp => ctx.shared.bands.choose_psp(ctx.queues, c, ctx.rng),
             SwitchLb::BandJsq => ctx.shared.bands.choose_band_jsq(ctx.queues, c, ctx.rng),
             SwitchLb::Stale { snapshot, inner } => {
@@ -254,7 +286,7 @@ impl SwitchLb {
             0 => 0,
             _ if uplinks == 0 => 0,
             _ if !shared.policy_of(fabric, node).is_queue_aware() => 0,
-            _ => Snapshot::state_bytes(ports),
+            _ => Snapshot::state_bytes(ports, shared.kind_of(fabric, node) == SwitchKind::Dlb),
         };
         snapshot
             + match shared.kind_of(fabric, node) {
@@ -264,7 +296,8 @@ impl SwitchLb {
                     fabric.subtree(0, fabric.tier(node)).1,
                 ),
                 SwitchKind::SimpleRr => 2 + 2 * uplinks as usize,
-                SwitchKind::Ar if uplinks > 0 => Ar::state_bytes(ports),
+                SwitchKind::Ar if uplinks > 0 => Ar::state_bytes(ports, &shared.ar),
+                SwitchKind::Dlb if uplinks > 0 => Dlb::state_bytes(ports, &shared.dlb),
                 // One candidate group (the uplinks) per switch in these fabrics.
                 SwitchKind::Drill if uplinks > 0 => Drill::group_bytes(shared.cfg.drill_m as u16),
                 _ => 0,

@@ -571,7 +571,7 @@ impl Host {
             via,
             entropy,
             kind: PacketKind::Data,
-            flags: self.data_flags(m, &send),
+            flags: self.data_flags(m, &send) | m.lb.host.data_flags(via),
         })
     }
 }

@@ -9,7 +9,7 @@ use super::Port;
 use crate::lb::{QueueView, SwitchCtx, SwitchLb};
 use crate::metrics::Counters;
 use crate::model::Model;
-use crate::packet::Packet;
+use crate::packet::{flags, Packet};
 use crate::rng::{stream, Purpose};
 use crate::topology::{NodeId, Route};
 use rand::Rng;
@@ -44,6 +44,10 @@ impl QueueView for Ports<'_> {
     #[inline]
     fn queued_bytes(&self, p: u16) -> u64 {
         self.0[p as usize].queued_bytes
+    }
+    #[inline]
+    fn sent_bytes(&self, p: u16) -> u64 {
+        self.0[p as usize].stats.bytes_sent
     }
 }
 
@@ -108,7 +112,13 @@ impl Switch {
         out: &mut S,
         c: &mut Counters,
     ) {
-        let p = match m.fabric.route(self.id, pkt.dst, now_ps) {
+        let mut pkt = pkt;
+        let route = if pkt.flags & flags::VALIANT_UP != 0 {
+            crate::lb::valiant::route(&m.fabric, self.id, &mut pkt, now_ps)
+        } else {
+            m.fabric.route(self.id, pkt.dst, now_ps)
+        };
+        let p = match route {
             Route::Port(p) => p,
             Route::Choice(candidates) => self.lb.choose(&mut SwitchCtx {
                 fabric: &m.fabric,

@@ -327,10 +327,12 @@ pub enum LbPolicy {
     Ar,
     Psp,
     BandJsq,
+    Dlb,
+    Valiant,
 }
 
 impl LbPolicy {
-    pub const ALL: [LbPolicy; 15] = [
+    pub const ALL: [LbPolicy; 17] = [
         LbPolicy::Ecmp,
         LbPolicy::Rps,
         LbPolicy::Rsq,
@@ -346,6 +348,8 @@ impl LbPolicy {
         LbPolicy::Ar,
         LbPolicy::Psp,
         LbPolicy::BandJsq,
+        LbPolicy::Dlb,
+        LbPolicy::Valiant,
     ];
 
     pub fn name(&self) -> &'static str {
@@ -365,6 +369,8 @@ impl LbPolicy {
             LbPolicy::Ar => "ar",
             LbPolicy::Psp => "psp",
             LbPolicy::BandJsq => "band_jsq",
+            LbPolicy::Dlb => "dlb",
+            LbPolicy::Valiant => "valiant",
         }
     }
 
@@ -381,7 +387,7 @@ impl LbPolicy {
     pub fn is_switch_only(&self) -> bool {
         !matches!(
             self,
-            LbPolicy::Ecmp | LbPolicy::Rps | LbPolicy::Drb | LbPolicy::Reps
+            LbPolicy::Ecmp | LbPolicy::Rps | LbPolicy::Drb | LbPolicy::Reps | LbPolicy::Valiant
         )
     }
 
@@ -394,8 +400,25 @@ impl LbPolicy {
                 | LbPolicy::Topk
                 | LbPolicy::Psp
                 | LbPolicy::BandJsq
+                | LbPolicy::Dlb
         )
     }
+}
+
+/// `lb.ar_mode`, `lb.dlb_mode`: a switch decision per packet or per flowlet.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SwitchGranularity {
+    Packet,
+    Flowlet,
+}
+
+/// `lb.valiant_granularity`: a random intermediate per packet or per flow.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ValiantGranularity {
+    Packet,
+    Flow,
 }
 
 /// Which switches a `[[lb.mixed]]` entry applies to.
@@ -470,6 +493,36 @@ pub struct LbConfig {
     pub ar_thresholds_pct: Vec<f64>,
     /// `ar`: packets smaller than this follow the ECMP hash (htsim: 100 B).
     pub ar_small_bytes: u32,
+    /// `ar`: decide per packet (default) or per flowlet (htsim's `PER_FLOWLET` sticky rule).
+    pub ar_mode: SwitchGranularity,
+    /// `ar` per flowlet: a flow may move only after a gap longer than this, in µs (htsim's
+    /// sticky delta, 10 µs).
+    pub ar_flowlet_us: f64,
+    /// `ar` per flowlet: entries of the per-switch flow table flows are hashed onto.
+    pub ar_flowset_entries: u32,
+    /// `dlb`: per packet (default) or per flowlet.
+    pub dlb_mode: SwitchGranularity,
+    /// `dlb` flowlet mode: the inactivity interval that ends a flowlet, in µs (Juniper: 256).
+    pub dlb_flowlet_us: f64,
+    /// `dlb` flowlet mode: entries of the flowset table (Juniper: 256).
+    pub dlb_flowset_entries: u32,
+    /// `dlb`: a port's quality band is resampled when read this many ns after its last
+    /// sample (htsim's 100 ns update period).
+    pub dlb_sample_ns: f64,
+    /// `dlb`: the time constant of the egress-load estimator, in µs (htsim's 30 µs window).
+    pub dlb_load_window_us: f64,
+    /// `dlb`: queue level thresholds, percent of AR's queue capacity (three, increasing).
+    pub dlb_queue_thresholds_pct: Vec<f64>,
+    /// `dlb`: utilization level thresholds, percent of the line rate (three, increasing);
+    /// the level is the number exceeded.
+    pub dlb_util_thresholds_pct: Vec<f64>,
+    /// `dlb` flowlet mode: reactive rebalancing moves an active flowlet when the best band
+    /// beats its port's by at least this many bands...
+    pub dlb_rebalance_delta: u32,
+    /// ...and a draw passes this probability (0: no reactive rebalancing).
+    pub dlb_rebalance_prob: f64,
+    /// `valiant`: a random intermediate per packet (default) or per flow.
+    pub valiant_granularity: ValiantGranularity,
     /// `psp`, `band_jsq`: number of queue bands n (SEEDS.md §2: 8).
     pub psp_bands: u32,
     /// `psp`, `band_jsq`: the top threshold Th_max; thresholds are i·Th_max/n.
@@ -516,6 +569,19 @@ impl Default for LbConfig {
             ar_capacity_bytes: None,
             ar_thresholds_pct: vec![5.0, 10.0, 20.0],
             ar_small_bytes: 100,
+            ar_mode: SwitchGranularity::Packet,
+            ar_flowlet_us: 10.0,
+            ar_flowset_entries: 4096,
+            dlb_mode: SwitchGranularity::Packet,
+            dlb_flowlet_us: 256.0,
+            dlb_flowset_entries: 256,
+            dlb_sample_ns: 100.0,
+            dlb_load_window_us: 30.0,
+            dlb_queue_thresholds_pct: vec![5.0, 10.0, 20.0],
+            dlb_util_thresholds_pct: vec![0.0, 15.0, 50.0],
+            dlb_rebalance_delta: 2,
+            dlb_rebalance_prob: 0.0,
+            valiant_granularity: ValiantGranularity::Packet,
             psp_bands: 8,
             psp_th_max_bytes: 960_000,
             psp_weights: None,

@@ -128,6 +128,8 @@ pub struct Fabric {
     pub num_hosts: u32,
     shape: Shape,
     node_tier: Vec<u8>,
+    /// The highest tier (cores, spines).
+    top_tier: u8,
     port_base: Vec<u32>,
     port_peer_node: Vec<NodeId>,
     port_peer_port: Vec<u16>,
@@ -228,6 +230,7 @@ impl Fabric {
             num_hosts,
             shape,
             node_tier: w.node_tier,
+            top_tier: top,
             port_base,
             port_peer_node: peer_node,
             port_peer_port: peer_port,
@@ -407,6 +410,20 @@ impl Fabric {
     pub fn route_all(&self, n: NodeId, dst: NodeId) -> Route<'_> {
         debug_assert!(!self.is_host(n));
         dispatch!(self, s => s.route(n, dst))
+    }
+
+    /// The highest tier (3: fat-tree cores, 2: leaf-spine spines).
+    #[inline]
+    pub fn top_tier(&self) -> u8 {
+        self.top_tier
+    }
+
+    /// The uplinks of switch `n` below the top tier, whatever the destination: where a
+    /// packet still climbing to a Valiant intermediate goes (not a shortest path).
+    #[inline]
+    pub fn route_up(&self, n: NodeId, _now_ps: u64) -> Route<'_> {
+        debug_assert!(!self.is_host(n) && self.tier(n) < self.top_tier);
+        dispatch!(self, s => s.route_up(n))
     }
 
     /// Index and count of the subtrees of height `level` (1 = one edge/leaf switch and its
