@@ -201,7 +201,7 @@ mod tests {
         s.feedback(&p, 5, Feedback::Nack);
         s.feedback(&p, 5, Feedback::Nack);
         s.feedback(&p, 5, Feedback::Nack); // 16 → capped at 15
-        // EVs above P are masked (19 & 15 = 3).
+                                           // EVs above P are masked (19 & 15 = 3).
         s.feedback(&p, 19, Feedback::Ecn);
         let pens: Vec<u8> = [3, 5, 7, 9].iter().map(|&e| s.penalty(e)).collect();
         assert_eq!(pens, [3, 15, 0, 15]);
@@ -217,7 +217,15 @@ mod tests {
         let mut s = BitmapState::new(&p, &mut r);
         // Penalise half the EVs, with assorted penalties.
         for ev in 0..P as u16 / 2 {
-            s.feedback(&p, 2 * ev, if ev % 2 == 0 { timeout() } else { Feedback::Nack });
+            s.feedback(
+                &p,
+                2 * ev,
+                if ev % 2 == 0 {
+                    timeout()
+                } else {
+                    Feedback::Nack
+                },
+            );
         }
         for _ in 0..400 {
             let before = s.penalty.clone();

@@ -97,11 +97,16 @@ impl SubflowLoads {
             let w = fabric.tier_uplinks(t) as u32;
             let level = self.level(t, below * w);
             let load = |d: &u32| level[(code + below * d) as usize];
-            let least = (0..w).map(|d| load(&d)).min().expect("a switch has uplinks");
+            let least = (0..w)
+                .map(|d| load(&d))
+                .min()
+                .expect("a switch has uplinks");
             let d = if p.random_ties {
                 uniform_among(|| 0..w, |d| load(d) == least, rng) as u32
             } else {
-                (0..w).find(|d| load(d) == least).expect("a least loaded uplink")
+                (0..w)
+                    .find(|d| load(d) == least)
+                    .expect("a least loaded uplink")
             };
             code += below * d;
             below *= w;
@@ -129,7 +134,9 @@ impl SubflowLoads {
         for t in 1..top {
             below *= fabric.tier_uplinks(t) as u32;
             let c = &mut self.level(t, below)[(code % below) as usize];
-            *c = c.checked_add_signed(delta).expect("subflow counts stay ≥ 0");
+            *c = c
+                .checked_add_signed(delta)
+                .expect("subflow counts stay ≥ 0");
         }
     }
 
@@ -214,7 +221,10 @@ mod tests {
                 let flow = loads.assign(&f, 0, dst, 256, &p, &mut rng);
                 assert_eq!(flow.subflows(), 2);
             }
-            assert_eq!((0..4).map(|u| loads.first_hop(u)).collect::<Vec<_>>(), [3; 4]);
+            assert_eq!(
+                (0..4).map(|u| loads.first_hop(u)).collect::<Vec<_>>(),
+                [3; 4]
+            );
             // 4 flows of s = 3, two to the same pod (other edge switch), two to other pods:
             // 12 subflows, 3 per uplink, intra-pod ones counted on the same uplinks.
             let mut loads = SubflowLoads::default();
@@ -223,7 +233,10 @@ mod tests {
                 .iter()
                 .map(|&dst| loads.assign(&f, 0, dst, 256, &p, &mut rng))
                 .collect();
-            assert_eq!((0..4).map(|u| loads.first_hop(u)).collect::<Vec<_>>(), [3; 4]);
+            assert_eq!(
+                (0..4).map(|u| loads.first_hop(u)).collect::<Vec<_>>(),
+                [3; 4]
+            );
             // Default s = the 16 paths: 3 inter-pod flows give each of the 16 (aggregation,
             // core) choices exactly 3 subflows, and each uplink 12.
             let mut all = SubflowLoads::default();
@@ -231,8 +244,14 @@ mod tests {
             for dst in [16, 32, 127] {
                 assert_eq!(all.assign(&f, 0, dst, 256, &p, &mut rng).subflows(), 16);
             }
-            assert_eq!((0..4).map(|u| all.first_hop(u)).collect::<Vec<_>>(), [12; 4]);
-            assert_eq!((0..16).map(|c| all.second_hop(c)).collect::<Vec<_>>(), [3; 16]);
+            assert_eq!(
+                (0..4).map(|u| all.first_hop(u)).collect::<Vec<_>>(),
+                [12; 4]
+            );
+            assert_eq!(
+                (0..16).map(|c| all.second_hop(c)).collect::<Vec<_>>(),
+                [3; 16]
+            );
             // Completion releases every subflow.
             for flow in &flows {
                 loads.release(&f, flow);
@@ -299,7 +318,14 @@ mod tests {
         s.topology.k = 8;
         let f = Fabric::build(&s);
         let mut loads = SubflowLoads::default();
-        let flow = loads.assign(&f, 0, 20, 50, &params(None, false), &mut stream(1, 0, Purpose::HostLb));
+        let flow = loads.assign(
+            &f,
+            0,
+            20,
+            50,
+            &params(None, false),
+            &mut stream(1, 0, Purpose::HostLb),
+        );
         assert_eq!(flow.subflows(), 4, "one per spine");
         for seq in 0..4 {
             let mut ack = walk(&f, 20, 0, flow.via(seq));

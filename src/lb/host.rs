@@ -208,6 +208,21 @@ impl HostLb {
         }
     }
 
+    /// Heap bytes of a flow sender's policy state ([`SenderState`]), at most (`weft
+    /// validate`'s memory estimate); `max_paths`: the most paths between two hosts.
+    pub fn flow_state_bytes(&self, max_paths: u32) -> u64 {
+        (match self {
+            HostLb::Reps(_) => std::mem::size_of::<RepsState>(),
+            HostLb::Bitmap(p) => std::mem::size_of::<BitmapState>() + p.paths as usize,
+            HostLb::Mixed(p) => std::mem::size_of::<MixedState>() + p.bitmap.paths as usize,
+            HostLb::Ethereal(p) => {
+                let s = p.max_subflows.unwrap_or(max_paths).min(max_paths) as usize;
+                std::mem::size_of::<EtherealFlow>() + 4 * s
+            }
+            _ => 0,
+        }) as u64
+    }
+
     /// Whether the receiver of a flow keeps per-flow LB state for its ACKs.
     pub fn needs_receiver_state(&self) -> bool {
         *self == HostLb::Drb
@@ -258,6 +273,53 @@ mod tests {
         assert_eq!(next(), (11, NO_VIA));
         assert_eq!(next(), (14, NO_VIA));
         assert_eq!(path.reps().unwrap().fresh(), 0);
+    }
+
+    #[test]
+    fn flow_path_is_three_words() {
+        // Every flow pays this, whatever its policy (ARCHITECTURE.md, lb).
+        assert_eq!(std::mem::size_of::<FlowPath>(), 24);
+    }
+
+    #[test]
+    fn bitmap_acks_echo_and_bad_feedback_blocks_the_value() {
+        let cfg = LbConfig {
+            policy: LbPolicy::Bitmap,
+            bitmap_paths: 4,
+            ..LbConfig::default()
+        };
+        let (_, host) = super::super::switch_and_host(&cfg, true);
+        let mut s = Scenario::default();
+        s.topology.k = 4;
+        let fabric = Fabric::build(&s);
+        let mut rng = stream(1, 0, Purpose::HostLb);
+        let mut path = host.start_flow(1 << 16, 150, &mut rng);
+        // Penalties: value 0 15 (NACK + timeout, capped), 1 4 (NACK), 2 1 (ECN), 3 none. Four
+        // sends decrement at most four times, and a value zeroed by a send is still skipped
+        // by it: 0 and 1 cannot come out, 2 can once its single point is gone.
+        host.feedback(&mut path, 0, Feedback::of_nack(false, false), 0);
+        host.feedback(&mut path, 0, dead(), 0);
+        host.feedback(&mut path, 1, Feedback::of_nack(false, false), 0);
+        host.feedback(&mut path, 2, Feedback::of_ack(true), 0);
+        host.feedback(&mut path, 3, Feedback::of_ack(false), 0);
+        let sent: Vec<u16> = (0..4)
+            .map(|_| {
+                host.next_packet(&fabric, &mut path, 0, 15, 0, None, 1 << 16, &mut rng)
+                    .0
+            })
+            .collect();
+        assert!(sent.iter().all(|&e| e == 2 || e == 3), "{sent:?}");
+        assert_eq!(sent[0], 3, "{sent:?}");
+        let mut rcv = FlowPath::RECEIVER;
+        let ack = host.next_packet(&fabric, &mut rcv, 15, 0, 0, Some(3), 1 << 16, &mut rng);
+        assert_eq!(ack, (3, NO_VIA));
+    }
+
+    fn dead() -> Feedback {
+        Feedback::Timeout {
+            recent_max_rtt_ps: 0,
+            base_rtt_ps: 1,
+        }
     }
 
     #[test]

@@ -84,7 +84,9 @@ mod tests {
         let mut r = stream(3, 1, Purpose::HostLb);
         let mut s = MixedState::new(&p, &mut r);
         let (mut probe, mut pr) = (s.bitmap.clone(), r.clone());
-        let walk: Vec<u16> = (0..2).map(|_| probe.next_entropy(&p.bitmap, &mut pr)).collect();
+        let walk: Vec<u16> = (0..2)
+            .map(|_| probe.next_entropy(&p.bitmap, &mut pr))
+            .collect();
         // An EV the walk's next two steps do not meet: its penalty only blocks it later.
         let bad = (0..16).find(|e| !walk.contains(e)).unwrap();
         for ev in [9, 4, 12] {
