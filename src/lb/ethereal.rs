@@ -13,7 +13,9 @@
 //! active subflows per first-hop choice (its edge switch's uplink), per (first, second) hop
 //! choice (aggregation switch, core switch), and so on; a subflow takes the least loaded
 //! first hop, then the least loaded second hop under it, ... (ties: lowest index, or uniform
-//! at random with `lb.ethereal_ties = "random"`). A flow's subflows are released, and the
+//! at random with `lb.ethereal_ties = "random"`). The counts are per source, whatever the
+//! subflows' destinations (A13 leaves open whether later hops count per destination; the
+//! hop after the core is fixed by the aggregation index anyway). A flow's subflows are released, and the
 //! counts decremented, when the flow completes. Link failures are not handled (a pinned path
 //! is not re-assigned).
 //!
