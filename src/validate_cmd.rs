@@ -47,7 +47,8 @@ pub fn size_report(s: &Scenario) -> Result<SizeReport> {
     let port_bytes = ports * std::mem::size_of::<Port>() as u64;
     let host_bytes = f.num_hosts as u64 * 256;
     let flows = m.workload.total_flows(f.num_hosts);
-    let flow_bytes = flows * FLOW_STATE_BYTES;
+    let max_paths = crate::lb::drb::path_count(f, 0, f.num_hosts - 1);
+    let flow_bytes = flows * (FLOW_STATE_BYTES + m.lb.host.flow_state_bytes(max_paths));
     let data_bytes =
         (s.packet.payload_bytes + s.packet.header_bytes + s.packet.interframe_bytes) as u64;
     let in_flight_per_port: u64 = (0..f.num_nodes())

@@ -465,6 +465,59 @@ fn bad_reps() {
     }
 }
 
+#[test]
+fn bad_bitmap_mixed_and_ethereal() {
+    for policy in ["bitmap", "mixed"] {
+        run_fails(
+            "bitmap/mixed without a reliable transport",
+            &good_plus(&format!("[lb]\npolicy = \"{policy}\"")),
+            &[],
+            &[],
+            &[
+                "s.toml",
+                "lb.policy",
+                &format!("{policy} needs a reliable transport"),
+                "host.cc",
+            ],
+        );
+    }
+    let bitmap = "[lb]\npolicy = \"bitmap\"\n[host]\ncc = \"nscc\"";
+    for (case, set, needles) in [
+        (
+            "paths not a power of two",
+            "lb.bitmap_paths=48",
+            &["lb.bitmap_paths", "power of two", "(got 48)"][..],
+        ),
+        (
+            "paths 0",
+            "lb.bitmap_paths=0",
+            &["lb.bitmap_paths", "(got 0)"],
+        ),
+        (
+            "penalty above a byte",
+            "lb.bitmap_nack_penalty=256",
+            &["lb.bitmap_nack_penalty", "(got 256)"],
+        ),
+        (
+            "max penalty 0",
+            "lb.bitmap_max_penalty=0",
+            &["lb.bitmap_max_penalty", "(got 0)"],
+        ),
+        (
+            "s_max 0",
+            "lb.ethereal_max_subflows=0",
+            &["lb.ethereal_max_subflows", "(got 0)"],
+        ),
+        (
+            "unknown ties",
+            "lb.ethereal_ties=highest",
+            &["lb.ethereal_ties", "highest"],
+        ),
+    ] {
+        run_fails(case, &good_plus(bitmap), &[], &["--set", set], needles);
+    }
+}
+
 // ---- Matrix workloads ----
 
 fn matrix_scenario(file_line: &str) -> String {

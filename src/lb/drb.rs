@@ -52,7 +52,7 @@ pub fn next_via(
 }
 
 /// Whether every hop of path code `via` from `src` to `dst` leaves through a valid port.
-fn code_is_valid(fabric: &Fabric, src: NodeId, dst: NodeId, via: u32) -> bool {
+pub(crate) fn code_is_valid(fabric: &Fabric, src: NodeId, dst: NodeId, via: u32) -> bool {
     let mut n = fabric.peer(src, 0, 0).0;
     for t in 1..fabric.lca_tier(src, dst) {
         let (Route::Choice(all), Route::Choice(valid)) =

@@ -16,11 +16,13 @@
 //! refreshed snapshot (`stale.rs`).
 
 pub(crate) mod ar;
+pub(crate) mod bitmap;
 pub(crate) mod choice;
 pub(crate) mod dlb;
 pub(crate) mod drb;
 pub(crate) mod drill;
 pub mod ecmp;
+pub(crate) mod ethereal;
 pub(crate) mod flowlet;
 pub(crate) mod host;
 pub(crate) mod jsq;
@@ -33,8 +35,10 @@ pub(crate) mod stale;
 pub(crate) mod switch;
 pub(crate) mod ties;
 pub(crate) mod topk;
+pub(crate) mod uec_mixed;
 pub(crate) mod valiant;
 
+pub use ethereal::SubflowLoads;
 pub use host::{Feedback, FlowPath, HostLb};
 pub use switch::{QueueView, SwitchCtx, SwitchLb};
 
@@ -113,6 +117,21 @@ pub fn switch_and_host(cfg: &LbConfig, trimming: bool) -> (SwitchKind, HostLb) {
         LbPolicy::Reps => (
             SwitchKind::Hash,
             HostLb::Reps(RepsParams::new(cfg, trimming)),
+        ),
+        LbPolicy::Bitmap => (
+            SwitchKind::Hash,
+            HostLb::Bitmap(bitmap::BitmapParams::new(cfg)),
+        ),
+        LbPolicy::UecMixed => (
+            SwitchKind::Hash,
+            HostLb::Mixed(uec_mixed::MixedParams::new(cfg)),
+        ),
+        LbPolicy::Ethereal => (
+            SwitchKind::FollowPath,
+            HostLb::Ethereal(ethereal::EtherealParams {
+                max_subflows: cfg.ethereal_max_subflows,
+                random_ties: cfg.ethereal_ties == crate::scenario::Ties::Random,
+            }),
         ),
     }
 }

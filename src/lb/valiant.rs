@@ -31,18 +31,59 @@ pub fn intermediates(fabric: &Fabric) -> u32 {
 
 /// The path code of the next data packet of a flow whose drawn code is `pointer`
 /// (`u32::MAX`: not yet drawn): a fresh uniform draw per packet, or the flow's one.
-pub fn next_via(fabric: &Fabric, per_flow: bool, pointer: &mut u32, rng: &mut Pcg32) -> u32 {
+pub fn next_via(
+    fabric: &Fabric,
+    src: NodeId,
+    dst: NodeId,
+    per_flow: bool,
+    pointer: &mut u32,
+    rng: &mut Pcg32,
+) -> u32 {
     let n = intermediates(fabric);
     if n <= 1 {
         return NO_VIA; // one top-tier switch: the minimal route already climbs to it
     }
     if !per_flow {
-        return rng.gen_range(0..n);
+        return draw(fabric, src, dst, n, rng);
     }
     if *pointer == u32::MAX {
-        *pointer = rng.gen_range(0..n);
+        *pointer = draw(fabric, src, dst, n, rng);
     }
     *pointer
+}
+
+/// A uniform draw among the intermediates; under link failures, among those the source
+/// reaches by its code's uplinks and that reach the destination (redrawn until one does, so
+/// the draw stays uniform over the valid ones).
+fn draw(fabric: &Fabric, src: NodeId, dst: NodeId, n: u32, rng: &mut Pcg32) -> u32 {
+    for _ in 0..64 * n {
+        let code = rng.gen_range(0..n);
+        if !fabric.has_failures() || valid(fabric, src, dst, code) {
+            return code;
+        }
+    }
+    panic!(
+        "no valid Valiant intermediate from {src} to {dst} in {} draws",
+        64 * n
+    )
+}
+
+/// Whether every uplink code `code` climbs through from `src` is live and the top-tier
+/// switch it reaches still reaches `dst`.
+fn valid(fabric: &Fabric, src: NodeId, dst: NodeId, code: u32) -> bool {
+    let mut n = fabric.peer(src, 0, 0).0;
+    while fabric.tier(n) < fabric.top_tier() {
+        let Route::Choice(up) = fabric.route_up(n, 0) else {
+            unreachable!("a switch below the top has uplinks")
+        };
+        let digit = (code / digit_divisor(fabric, fabric.tier(n))) % up.len() as u32;
+        let p = up.get(digit as u16);
+        if fabric.is_link_down(n, p) {
+            return false;
+        }
+        n = fabric.peer(n, p, 0).0;
+    }
+    fabric.reaches(n, dst)
 }
 
 /// Where switch `node` sends a climbing packet (its flag set): up, or at the top tier down
@@ -139,7 +180,7 @@ mod tests {
         let mut counts = std::collections::BTreeMap::new();
         let mut unused = u32::MAX;
         for _ in 0..32_000 {
-            let via = next_via(&f, false, &mut unused, &mut rng);
+            let via = next_via(&f, 0, 1, false, &mut unused, &mut rng);
             *counts.entry(core_of(via)).or_insert(0u32) += 1;
         }
         assert_eq!(counts.len(), 16);
@@ -153,8 +194,8 @@ mod tests {
         let f = fabric(TopologyKind::FatTree, 8);
         let mut rng = stream(3, 0, Purpose::HostLb);
         let mut pointer = u32::MAX;
-        let first = next_via(&f, true, &mut pointer, &mut rng);
+        let first = next_via(&f, 0, 1, true, &mut pointer, &mut rng);
         assert!(first < 16);
-        assert!((0..100).all(|_| next_via(&f, true, &mut pointer, &mut rng) == first));
+        assert!((0..100).all(|_| next_via(&f, 0, 1, true, &mut pointer, &mut rng) == first));
     }
 }

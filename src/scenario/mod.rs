@@ -329,10 +329,16 @@ pub enum LbPolicy {
     BandJsq,
     Dlb,
     Valiant,
+    /// UEC's per-EV penalty bitmap (htsim `UecMpBitmap`).
+    Bitmap,
+    /// UEC's recycled good EVs, else the bitmap (htsim `UecMpMixed`); not `lb.mixed`.
+    #[serde(rename = "mixed")]
+    UecMixed,
+    Ethereal,
 }
 
 impl LbPolicy {
-    pub const ALL: [LbPolicy; 17] = [
+    pub const ALL: [LbPolicy; 20] = [
         LbPolicy::Ecmp,
         LbPolicy::Rps,
         LbPolicy::Rsq,
@@ -350,6 +356,9 @@ impl LbPolicy {
         LbPolicy::BandJsq,
         LbPolicy::Dlb,
         LbPolicy::Valiant,
+        LbPolicy::Bitmap,
+        LbPolicy::UecMixed,
+        LbPolicy::Ethereal,
     ];
 
     pub fn name(&self) -> &'static str {
@@ -371,13 +380,16 @@ impl LbPolicy {
             LbPolicy::BandJsq => "band_jsq",
             LbPolicy::Dlb => "dlb",
             LbPolicy::Valiant => "valiant",
+            LbPolicy::Bitmap => "bitmap",
+            LbPolicy::UecMixed => "mixed",
+            LbPolicy::Ethereal => "ethereal",
         }
     }
 
     /// The policy learns from ACKs, NACKs and timeouts, so it needs the reliable transport
     /// (`host.cc` other than `none`).
     pub fn needs_feedback(&self) -> bool {
-        *self == LbPolicy::Reps
+        matches!(self, LbPolicy::Reps | LbPolicy::Bitmap | LbPolicy::UecMixed)
     }
 
     /// Whether switches decide from their queues (and so can see them through a stale
@@ -387,7 +399,14 @@ impl LbPolicy {
     pub fn is_switch_only(&self) -> bool {
         !matches!(
             self,
-            LbPolicy::Ecmp | LbPolicy::Rps | LbPolicy::Drb | LbPolicy::Reps | LbPolicy::Valiant
+            LbPolicy::Ecmp
+                | LbPolicy::Rps
+                | LbPolicy::Drb
+                | LbPolicy::Reps
+                | LbPolicy::Valiant
+                | LbPolicy::Bitmap
+                | LbPolicy::UecMixed
+                | LbPolicy::Ethereal
         )
     }
 
@@ -419,6 +438,16 @@ pub enum SwitchGranularity {
 pub enum ValiantGranularity {
     Packet,
     Flow,
+}
+
+/// How a choice between equally good options is broken.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Ties {
+    /// The lowest index.
+    Lowest,
+    /// Uniformly at random (the host's or switch's own stream).
+    Random,
 }
 
 /// Which switches a `[[lb.mixed]]` entry applies to.
@@ -532,6 +561,27 @@ pub struct LbConfig {
     /// Mixed deployments: other switch policies on selected switches, applied in order
     /// (later entries win). Only switch-side policies mix (hosts do nothing special).
     pub mixed: Vec<MixedDeployment>,
+    /// `bitmap`, `mixed`: entropy values per flow P (a power of two; EVs are 0..P), each
+    /// with a penalty byte in the flow's state, hence apart from `entropy_paths` (whose
+    /// default, 65536, would cost 64 KB per flow). UEC htsim's `-paths` default: 64.
+    pub bitmap_paths: u32,
+    /// `bitmap`, `mixed`: penalty added to an EV by an ECN-marked ACK (htsim: 1).
+    pub bitmap_ecn_penalty: u32,
+    /// `bitmap`, `mixed`: penalty added by a NACK of a trim before the last hop (htsim: 4).
+    pub bitmap_nack_penalty: u32,
+    /// `bitmap`, `mixed`: penalty added by a retransmission timeout (htsim: 15).
+    pub bitmap_timeout_penalty: u32,
+    /// `bitmap`, `mixed`: penalties are capped at this (htsim `_max_penalty`: 15).
+    pub bitmap_max_penalty: u32,
+    /// `bitmap`, `mixed`: UEC 1.0.3 §3.6.16.4's rule (UNVERIFIED, not in htsim): while more
+    /// than half of the EVs have a penalty, skip none (default false, as htsim).
+    pub bitmap_no_skip_above_half: bool,
+    /// `ethereal`: most subflows per flow (s_max). Unset: the number of paths through the
+    /// lowest common layer (SEEDS.md §1: one subflow per path).
+    pub ethereal_max_subflows: Option<u32>,
+    /// `ethereal`: ties between equally loaded uplinks go to the lowest index or a random
+    /// one (default random, so that hosts of an edge switch do not all favour uplink 0).
+    pub ethereal_ties: Ties,
 }
 
 impl LbConfig {
@@ -586,6 +636,14 @@ impl Default for LbConfig {
             psp_th_max_bytes: 960_000,
             psp_weights: None,
             mixed: Vec::new(),
+            bitmap_paths: 64,
+            bitmap_ecn_penalty: 1,
+            bitmap_nack_penalty: 4,
+            bitmap_timeout_penalty: 15,
+            bitmap_max_penalty: 15,
+            bitmap_no_skip_above_half: false,
+            ethereal_max_subflows: None,
+            ethereal_ties: Ties::Random,
         }
     }
 }

@@ -204,6 +204,7 @@ impl Scenario {
             );
         }
         self.validate_reps()?;
+        self.validate_bitmap_and_ethereal()?;
         self.validate_queue_aware_lb()?;
         self.validate_ar()?;
         self.validate_dlb()?;
@@ -349,6 +350,39 @@ impl Scenario {
             bail_field!(
                 "lb.reps_freeze_rtt_gate",
                 "must be a number of base RTTs from 1 to 10^6 (got {g})"
+            );
+        }
+        Ok(())
+    }
+
+    /// The UEC bitmap's (`bitmap`, `mixed`) and Ethereal's parameters, checked whatever the
+    /// policy.
+    fn validate_bitmap_and_ethereal(&self) -> Result<()> {
+        let lb = &self.lb;
+        let p = lb.bitmap_paths;
+        if !p.is_power_of_two() || p > 65_536 {
+            bail_field!(
+                "lb.bitmap_paths",
+                "must be a power of two from 1 to 65536 entropy values (got {p})"
+            );
+        }
+        for (field, v) in [
+            ("lb.bitmap_ecn_penalty", lb.bitmap_ecn_penalty),
+            ("lb.bitmap_nack_penalty", lb.bitmap_nack_penalty),
+            ("lb.bitmap_timeout_penalty", lb.bitmap_timeout_penalty),
+        ] {
+            if v > 255 {
+                bail_field!(field, "must be from 0 to 255 (got {v})");
+            }
+        }
+        let m = lb.bitmap_max_penalty;
+        if m == 0 || m > 255 {
+            bail_field!("lb.bitmap_max_penalty", "must be from 1 to 255 (got {m})");
+        }
+        if lb.ethereal_max_subflows == Some(0) {
+            bail_field!(
+                "lb.ethereal_max_subflows",
+                "must be at least 1 subflow per flow (got 0)"
             );
         }
         Ok(())

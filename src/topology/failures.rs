@@ -29,6 +29,8 @@ pub struct FailureRoutes {
     /// `(switch - num_hosts) * num_edges + destination edge` -> index into `lists`, or KEEP.
     table: Vec<u32>,
     lists: Vec<Box<[u16]>>,
+    /// Per cell of `table`: whether the switch still reaches the destination edge.
+    reach: Vec<bool>,
 }
 
 impl FailureRoutes {
@@ -45,6 +47,10 @@ impl FailureRoutes {
 
     pub fn failed_links(&self) -> &[(NodeId, u16)] {
         &self.failed
+    }
+
+    fn reaches(&self, n: NodeId, num_hosts: u32, edge: u32) -> bool {
+        self.reach[(n - num_hosts) as usize * self.num_edges as usize + edge as usize]
     }
 
     pub fn is_down(&self, port_id: u32) -> bool {
@@ -73,6 +79,7 @@ impl Fabric {
             num_edges: routes.num_edges,
             table: routes.table,
             lists: routes.lists,
+            reach: routes.reach,
         }));
         Ok(self)
     }
@@ -127,6 +134,13 @@ impl Fabric {
         Ok(failed)
     }
 
+    /// Whether switch `n` still reaches host `dst` on a shortest path of live links.
+    pub fn reaches(&self, n: NodeId, dst: NodeId) -> bool {
+        self.failures
+            .as_ref()
+            .is_none_or(|f| f.reaches(n, self.num_hosts, self.subtree(dst, 1).0))
+    }
+
     pub fn has_failures(&self) -> bool {
         self.failures.is_some()
     }
@@ -169,6 +183,7 @@ struct Tables {
     num_edges: u32,
     table: Vec<u32>,
     lists: Vec<Box<[u16]>>,
+    reach: Vec<bool>,
 }
 
 impl<'a> Tabulator<'a> {
@@ -216,6 +231,7 @@ impl<'a> Tabulator<'a> {
             num_edges: self.num_edges,
             table: self.table,
             lists: self.lists,
+            reach: self.reach.iter().map(|&r| r == 1).collect(),
         })
     }
 
