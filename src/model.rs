@@ -3,6 +3,7 @@
 //! uses.
 
 use crate::lb::LbShared;
+use crate::metrics::rho_max::RhoMax;
 use crate::scenario::{BufferBytes, CcKind, EcnMode, FieldError, Scenario};
 use crate::time::{PS_PER_NS, PS_PER_US};
 use crate::topology::Fabric;
@@ -83,11 +84,13 @@ pub struct Model {
     pub sample_ps: u64,
     /// Hosts whose flows' windows are traced.
     pub trace_hosts: Vec<u32>,
+    /// With failed links: the max-concurrent-flow rate of the instance (`metrics::rho_max`).
+    pub rho_max: Option<RhoMax>,
 }
 
 impl Model {
     pub fn build(s: &Scenario) -> Result<Model> {
-        let fabric = Fabric::build(s).with_link_rates(s)?;
+        let fabric = Fabric::build(s).with_link_rates(s)?.with_failures(s)?;
         let workload = Workload::build(s, &fabric)?;
         let transport = transport_params(s, &fabric)?;
         let is_switch = |n: u32| n >= fabric.num_hosts && n < fabric.num_nodes();
@@ -117,7 +120,18 @@ impl Model {
             )
             .into());
         }
+        let rho_max = match fabric.has_failures() {
+            true => Some(crate::metrics::rho_max::rho_max(&fabric, &workload)?),
+            false => None,
+        };
+        // Paced hosts send at rho_max of the failure instance (the Ofan paper's set-up).
+        let pace = match rho_max {
+            Some(r) if s.failures.pace_at_rho_max && s.host.cc == CcKind::None => r.rho_max,
+            _ => 1.0,
+        };
+        let load_ppm = ((s.host.load * pace * 1e6).round() as u64).max(1);
         Ok(Model {
+            rho_max,
             transport,
             seed: s.seed,
             lb: LbShared::new(
@@ -140,7 +154,7 @@ impl Model {
             header_bytes: s.packet.header_bytes,
             ack_bytes: s.packet.ack_bytes,
             interframe_bytes: s.packet.interframe_bytes,
-            load_ppm: (s.host.load * 1e6).round() as u64,
+            load_ppm,
             fabric,
             workload,
         })

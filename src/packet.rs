@@ -78,6 +78,10 @@ pub mod flags {
     /// On data: the sender asks for an immediate ACK (last packet, window full,
     /// retransmission), as UEC's AR flag.
     pub const ACK_REQ: u8 = 16;
+    /// On data under `lb.policy = "valiant"`: still climbing to the random intermediate
+    /// (top-tier switch) its path code names; switches below the top send it up whatever
+    /// its destination, the top-tier switch clears it.
+    pub const VALIANT_UP: u8 = 32;
     /// On data: which transmission of its sequence number this is, modulo 4 (bits 6-7); an
     /// ACK or NACK echoes the bits of the packet it answers, so the sender knows which
     /// transmission an RTT sample belongs to (as UEC's rtx-echo bit and TCP timestamps).
@@ -103,7 +107,8 @@ pub struct Packet {
     pub size_bytes: u32,
     /// DRB path code: which of the paths through the lowest common layer to take (up-port
     /// digits, the first hop's digit varying fastest), or [`NO_VIA`].
-    /// Under `lb.policy = "conga"` (where hosts never set a DRB code) it is CONGA's overlay
+    /// Under `lb.policy = "conga"` (whose hosts set no path code: only DRB's and Valiant's
+    /// do) it is CONGA's overlay
     /// header instead, written by switches ([`crate::lb::conga::Overlay`]): bits 0-7 LBTag
     /// (the source leaf's uplink index), 8-15 CE, 16-23 FB_LBTag, 24-31 FB_Metric; 0xFF in
     /// a tag means "none", and `NO_VIA` (all ones) is a packet without an overlay.

@@ -24,6 +24,8 @@ pub enum Purpose {
     Topology = 7,
     /// Choosing switches for `lb.mixed` (owner = the entry's index).
     Mixed = 8,
+    /// Drawing failed links for `failures.link_probability` (owner = 0).
+    Failures = 9,
 }
 
 fn splitmix64(mut x: u64) -> u64 {

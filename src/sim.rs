@@ -65,6 +65,9 @@ pub struct RunOutput {
     pub ending: Ending,
     pub hosts: u32,
     pub switches: u32,
+    /// Failed links (`[failures]`) and the instance's max-concurrent-flow rate.
+    pub failed_links: usize,
+    pub rho_max: Option<f64>,
     pub loop_stats: LoopStats,
     pub wall_s: f64,
     pub threads: usize,
@@ -350,6 +353,8 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         end_ps,
         ending,
         hosts: m.fabric.num_hosts,
+        failed_links: m.fabric.failed_links().len(),
+        rho_max: m.rho_max.map(|r| r.rho_max),
         switches: m.fabric.num_switches(),
         loop_stats,
         wall_s: start.elapsed().as_secs_f64(),

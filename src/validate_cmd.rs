@@ -18,13 +18,19 @@ pub struct SizeReport {
     pub lb_pointer_bytes: usize,
     pub lb_pointer_bytes_max_switch: usize,
     pub estimated_memory_bytes: u64,
+    /// Failed links and, with any, the max-concurrent-flow solution and its solve time.
+    pub failed_links: usize,
+    pub rho_max: Option<crate::metrics::rho_max::RhoMax>,
+    pub model_build_s: f64,
 }
 
 /// Sender state per started flow (transport and path state) plus its NIC rotation slot.
 const FLOW_STATE_BYTES: u64 = std::mem::size_of::<crate::transport::Sender>() as u64 + 8 + 4;
 
 pub fn size_report(s: &Scenario) -> Result<SizeReport> {
+    let t0 = std::time::Instant::now();
     let m = Model::build(s)?;
+    let model_build_s = t0.elapsed().as_secs_f64();
     let f = &m.fabric;
     let per_switch: Vec<usize> = (f.num_hosts..f.num_nodes())
         .map(|n| SwitchLb::state_bytes(&m.lb, f, n))
@@ -41,7 +47,8 @@ pub fn size_report(s: &Scenario) -> Result<SizeReport> {
     let port_bytes = ports * std::mem::size_of::<Port>() as u64;
     let host_bytes = f.num_hosts as u64 * 256;
     let flows = m.workload.total_flows(f.num_hosts);
-    let flow_bytes = flows * FLOW_STATE_BYTES;
+    let max_paths = crate::lb::drb::path_count(f, 0, f.num_hosts - 1);
+    let flow_bytes = flows * (FLOW_STATE_BYTES + m.lb.host.flow_state_bytes(max_paths));
     let data_bytes =
         (s.packet.payload_bytes + s.packet.header_bytes + s.packet.interframe_bytes) as u64;
     let in_flight_per_port: u64 = (0..f.num_nodes())
@@ -66,6 +73,9 @@ pub fn size_report(s: &Scenario) -> Result<SizeReport> {
             + flow_bytes
             + event_bytes
             + lb_bytes as u64,
+        failed_links: f.failed_links().len(),
+        rho_max: m.rho_max,
+        model_build_s,
     })
 }
 
@@ -90,6 +100,13 @@ impl SizeReport {
             "LB state         {} B total, {} B at the largest switch",
             self.lb_pointer_bytes, self.lb_pointer_bytes_max_switch
         );
+        if let Some(r) = self.rho_max {
+            let _ = writeln!(
+                o,
+                "failed links     {}; rho_max {:.6} (LP: {} edge pairs, {} paths; model built in {:.2} s)",
+                self.failed_links, r.rho_max, r.commodities, r.paths, self.model_build_s
+            );
+        }
         let _ = writeln!(
             o,
             "estimated memory {:.1} MB (rough; measured peaks run up to 2x higher)",

@@ -465,6 +465,59 @@ fn bad_reps() {
     }
 }
 
+#[test]
+fn bad_bitmap_mixed_and_ethereal() {
+    for policy in ["bitmap", "mixed"] {
+        run_fails(
+            "bitmap/mixed without a reliable transport",
+            &good_plus(&format!("[lb]\npolicy = \"{policy}\"")),
+            &[],
+            &[],
+            &[
+                "s.toml",
+                "lb.policy",
+                &format!("{policy} needs a reliable transport"),
+                "host.cc",
+            ],
+        );
+    }
+    let bitmap = "[lb]\npolicy = \"bitmap\"\n[host]\ncc = \"nscc\"";
+    for (case, set, needles) in [
+        (
+            "paths not a power of two",
+            "lb.bitmap_paths=48",
+            &["lb.bitmap_paths", "power of two", "(got 48)"][..],
+        ),
+        (
+            "paths 0",
+            "lb.bitmap_paths=0",
+            &["lb.bitmap_paths", "(got 0)"],
+        ),
+        (
+            "penalty above a byte",
+            "lb.bitmap_nack_penalty=256",
+            &["lb.bitmap_nack_penalty", "(got 256)"],
+        ),
+        (
+            "max penalty 0",
+            "lb.bitmap_max_penalty=0",
+            &["lb.bitmap_max_penalty", "(got 0)"],
+        ),
+        (
+            "s_max 0",
+            "lb.ethereal_max_subflows=0",
+            &["lb.ethereal_max_subflows", "(got 0)"],
+        ),
+        (
+            "unknown ties",
+            "lb.ethereal_ties=highest",
+            &["lb.ethereal_ties", "highest"],
+        ),
+    ] {
+        run_fails(case, &good_plus(bitmap), &[], &["--set", set], needles);
+    }
+}
+
 // ---- Matrix workloads ----
 
 fn matrix_scenario(file_line: &str) -> String {
@@ -1229,6 +1282,62 @@ fn bad_transport_and_queue_settings_name_their_field() {
                 "lb.mixed=[{policy=\"sglb\", select=\"edge\"}]",
             ],
             &["lb.mixed[0].policy", "every switch"],
+        ),
+        (
+            &[
+                "lb.policy=\"ar\"",
+                "lb.ar_mode=\"flowlet\"",
+                "lb.ar_flowlet_us=-1",
+            ],
+            &["lb.ar_flowlet_us"],
+        ),
+        (
+            &["lb.policy=\"ar\"", "lb.ar_flowset_entries=0"],
+            &["lb.ar_flowset_entries"],
+        ),
+        (&["lb.ar_mode=\"flowset\""], &["lb.ar_mode"]),
+        (
+            &["lb.policy=\"dlb\"", "lb.dlb_sample_ns=0"],
+            &["lb.dlb_sample_ns"],
+        ),
+        (
+            &["lb.policy=\"dlb\"", "lb.dlb_load_window_us=0.01"],
+            &["lb.dlb_load_window_us"],
+        ),
+        (
+            &["lb.policy=\"dlb\"", "lb.dlb_queue_thresholds_pct=[5, 10]"],
+            &["lb.dlb_queue_thresholds_pct"],
+        ),
+        (
+            &[
+                "lb.policy=\"dlb\"",
+                "lb.dlb_util_thresholds_pct=[0, 50, 15]",
+            ],
+            &["lb.dlb_util_thresholds_pct"],
+        ),
+        (
+            &["lb.policy=\"dlb\"", "lb.dlb_flowset_entries=0"],
+            &["lb.dlb_flowset_entries"],
+        ),
+        (
+            &["lb.policy=\"dlb\"", "lb.dlb_flowlet_us=-3"],
+            &["lb.dlb_flowlet_us"],
+        ),
+        (
+            &["lb.policy=\"dlb\"", "lb.dlb_rebalance_delta=0"],
+            &["lb.dlb_rebalance_delta"],
+        ),
+        (
+            &["lb.policy=\"dlb\"", "lb.dlb_rebalance_prob=1.5"],
+            &["lb.dlb_rebalance_prob"],
+        ),
+        (
+            &["lb.valiant_granularity=\"flowlet\""],
+            &["lb.valiant_granularity"],
+        ),
+        (
+            &["lb.mixed=[{policy=\"valiant\", select=\"edge\"}]"],
+            &["lb.mixed[0].policy", "hosts"],
         ),
         (
             &["workload.kind=\"continuous\""],

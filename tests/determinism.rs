@@ -2,7 +2,7 @@
 
 mod common;
 use common::{results, scenario};
-use weft::scenario::{LbPolicy, TopologyKind};
+use weft::scenario::{LbPolicy, SwitchGranularity, TopologyKind, ValiantGranularity};
 
 #[test]
 fn results_do_not_depend_on_threads_or_partitions() {
@@ -299,11 +299,12 @@ fn leaf_spine_tier_overrides_are_deterministic_across_threads_and_partitions() {
 // ---- Stale queue state ----
 
 /// The policies that read their switch's queues, and so can read them stale.
-const QUEUE_AWARE: [LbPolicy; 4] = [
+const QUEUE_AWARE: [LbPolicy; 5] = [
     LbPolicy::Jsq,
     LbPolicy::Choice,
     LbPolicy::Drill,
     LbPolicy::Topk,
+    LbPolicy::Dlb,
 ];
 
 #[test]
@@ -353,6 +354,39 @@ fn stale_state_runs_that_lose_packets_still_end_and_are_deterministic() {
                 results(&s, threads, parts),
                 reference,
                 "{policy:?}: threads {threads}, partitions {parts}"
+            );
+        }
+    }
+}
+
+/// AR and DLB per flowlet (flow tables, coins, rebalancing) and Valiant per flow give the
+/// same results on every split, and differ from their per-packet defaults.
+#[test]
+fn flowlet_and_per_flow_modes_are_deterministic_across_threads_and_partitions() {
+    for policy in [LbPolicy::Ar, LbPolicy::Dlb, LbPolicy::Valiant] {
+        for (kind, k) in [(TopologyKind::FatTree, 4), (TopologyKind::LeafSpine, 8)] {
+            let plain = scenario(kind, k, policy, 64 * 1024);
+            let mut s = plain.clone();
+            s.lb.ar_mode = SwitchGranularity::Flowlet;
+            s.lb.ar_flowlet_us = 0.05;
+            s.lb.dlb_mode = SwitchGranularity::Flowlet;
+            s.lb.dlb_flowlet_us = 0.05;
+            s.lb.dlb_rebalance_prob = 0.5;
+            s.lb.valiant_granularity = ValiantGranularity::Flow;
+            s.validate().unwrap();
+            let what = format!("{policy:?} {kind:?} flowlet/flow");
+            let reference = results(&s, 1, 1);
+            for (threads, parts) in [(2, 2), (2, 4), (1, 4), (2, 3)] {
+                assert_eq!(
+                    results(&s, threads, parts),
+                    reference,
+                    "{what}: threads {threads}, partitions {parts} differ"
+                );
+            }
+            assert_ne!(
+                reference,
+                results(&plain, 1, 1),
+                "{what}: mode had no effect"
             );
         }
     }

@@ -3,7 +3,9 @@
 
 mod common;
 use common::{run, scenario};
-use weft::scenario::{BufferBytes, LbPolicy, TopologyKind, WorkloadKind};
+use weft::scenario::{
+    BufferBytes, LbPolicy, SwitchGranularity, TopologyKind, ValiantGranularity, WorkloadKind,
+};
 
 /// Every flow completed and nothing was lost. Policies that need the reliable transport
 /// (REPS, run with a fixed window: see `common::scenario`) may resend a packet the SACK
@@ -224,4 +226,47 @@ fn a_line_rate_train_on_an_idle_path_never_queues() {
             st.max_pkts
         );
     }
+}
+
+/// The non-default granularities (AR and DLB per flowlet, with short gaps so that flowlets
+/// do end; Valiant per flow) also complete and conserve on both topologies.
+#[test]
+fn flowlet_and_per_flow_modes_complete_and_conserve() {
+    for (kind, k) in [(TopologyKind::FatTree, 4), (TopologyKind::LeafSpine, 6)] {
+        for policy in [LbPolicy::Ar, LbPolicy::Dlb, LbPolicy::Valiant] {
+            let mut s = scenario(kind, k, policy, 100_000);
+            s.lb.ar_mode = SwitchGranularity::Flowlet;
+            s.lb.ar_flowlet_us = 0.05;
+            s.lb.dlb_mode = SwitchGranularity::Flowlet;
+            s.lb.dlb_flowlet_us = 0.05;
+            s.lb.dlb_rebalance_prob = 0.5;
+            s.lb.valiant_granularity = ValiantGranularity::Flow;
+            s.validate().unwrap();
+            let o = run(&s, 1, 1);
+            check_complete(&o, &format!("{policy:?} {kind:?} k={k} flowlet/flow"));
+        }
+    }
+}
+
+/// ALGORITHMS.md A16 end to end: under Valiant every data packet crosses the aggregation →
+/// core stage (ACKs take minimal routes), so that stage carries at least all data bytes;
+/// under ECMP the intra-pod flows of the same permutation skip it.
+#[test]
+fn valiant_sends_all_data_through_the_cores() {
+    let data_bytes = |o: &weft::sim::RunOutput| {
+        o.stages[0].bytes_sent - o.metrics.counters.acks_sent * 64 // host_edge minus ACKs
+    };
+    let s = scenario(TopologyKind::FatTree, 4, LbPolicy::Valiant, 100_000);
+    let o = run(&s, 1, 1);
+    check_complete(&o, "valiant");
+    assert!(
+        o.stages[2].bytes_sent >= data_bytes(&o),
+        "valiant: data skipped a core"
+    );
+    let s = scenario(TopologyKind::FatTree, 4, LbPolicy::Ecmp, 100_000);
+    let o = run(&s, 1, 1);
+    assert!(
+        o.stages[2].bytes_sent < data_bytes(&o),
+        "guard: this permutation has intra-pod flows"
+    );
 }

@@ -95,3 +95,28 @@ fn remote_state_runs_that_lose_packets_still_end_and_are_deterministic() {
         }
     }
 }
+
+#[test]
+fn psp_remote_routes_around_failed_links_deterministically() {
+    // Adverts go only over live links; spines cut off from a leaf advertise it unreachable.
+    let mut s = scenario(TopologyKind::FatTree, 6, LbPolicy::Psp, 60_000);
+    s.lb.state_update_period_ns = 700.0;
+    s.lb.psp_remote = true;
+    s.failures.link_probability = 0.1;
+    s.seed = (5..105)
+        .find(|&seed| {
+            s.seed = seed;
+            weft::model::Model::build(&s).is_ok()
+        })
+        .expect("a connected draw in 100 seeds");
+    let reference = results(&s, 1, 1);
+    assert_eq!(reference["ended"], "completed");
+    assert!(reference["lb_adverts"].as_u64().unwrap() > 0);
+    for (threads, parts) in [(1, 3), (2, 4)] {
+        assert_eq!(
+            bytes_of(&results(&s, threads, parts)),
+            bytes_of(&reference),
+            "threads {threads}, partitions {parts}"
+        );
+    }
+}

@@ -146,13 +146,16 @@ fn a_run_restored_from_encoded_state_ends_exactly_like_an_uninterrupted_one() {
 fn reliable_transport_state_restores_exactly_with_losses_trims_and_timers_pending() {
     // Send records, retransmission queues, RTO and pacing timers, CCA state (NSCC's
     // accumulators, Swift's delay history), trimming queues, ECN-ramp RNG streams and
-    // REPS's per-flow buffers and freezes.
+    // REPS's per-flow buffers and freezes, the UEC mixed policy's buffers and penalties, and
+    // Ethereal's subflows and per-host path loads.
     use weft::scenario::CcKind;
     for (policy, cc) in [
         (LbPolicy::Rps, CcKind::Nscc),
         (LbPolicy::Rps, CcKind::Mswift),
         (LbPolicy::Rps, CcKind::Dctcp),
         (LbPolicy::Reps, CcKind::Nscc),
+        (LbPolicy::UecMixed, CcKind::Nscc),
+        (LbPolicy::Ethereal, CcKind::Dctcp),
     ] {
         let mut s = scenario(policy);
         s.host.load = 1.0;

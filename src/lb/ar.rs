@@ -7,11 +7,19 @@
 //! packets smaller than 100 B (ACKs) follow the ECMP hash, so control packets neither
 //! pollute nor follow the state.
 //!
-//! The per-flowlet variant (sticky choices, A8) is not modelled.
+//! Per flowlet (`lb.ar_mode = "flowlet"`, htsim's `_ar_sticky = PER_FLOWLET`, A8/A10): a
+//! flow's first packet takes a port of the lowest level; later packets keep the flow's port
+//! unless the gap since the flow's previous packet exceeds the sticky delta
+//! (`lb.ar_flowlet_us`, htsim's 10 µs) and a fair coin passes and a port of a strictly lower
+//! level exists, then they move to one (uniform among the lowest). htsim keeps exact per-flow
+//! state; here flows are hashed onto a table of `lb.ar_flowset_entries` entries
+//! (`flowlet.rs`, default 4096, so that collisions are rare), allocated once per switch.
 
+use super::flowlet::FlowletTable;
 use super::ties::uniform_among;
 use super::QueueView;
 use crate::topology::Candidates;
+use rand::Rng;
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
 
@@ -26,12 +34,19 @@ pub struct ArParams {
     pub period_ps: u64,
     /// Packets below this size follow the ECMP hash.
     pub small_bytes: u32,
+    /// Per flowlet (else per packet).
+    pub flowlet: bool,
+    /// Per flowlet: a flow may move after a gap longer than this.
+    pub sticky_ps: u64,
+    pub flowset_entries: u32,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Ar {
     /// Per port: its level and when it was last computed (`None`: never).
     levels: Vec<(u8, Option<u64>)>,
+    /// Per flowlet only.
+    flowlets: Option<FlowletTable>,
 }
 
 impl ArParams {
@@ -47,9 +62,12 @@ impl ArParams {
 }
 
 impl Ar {
-    pub fn new(ports: u16) -> Ar {
+    pub fn new(ports: u16, params: &ArParams) -> Ar {
         Ar {
             levels: vec![(0, None); ports as usize],
+            flowlets: params
+                .flowlet
+                .then(|| FlowletTable::new(params.flowset_entries)),
         }
     }
 
@@ -64,7 +82,7 @@ impl Ar {
         now_ps: u64,
     ) -> u8 {
         let (level, at) = &mut self.levels[p as usize];
-        let stale = at.map_or(true, |t| now_ps - t > params.period_ps);
+        let stale = at.is_none_or(|t| now_ps - t > params.period_ps);
         if stale {
             *level = params.level(queues.queued_bytes(p));
             *at = Some(now_ps);
@@ -72,13 +90,18 @@ impl Ar {
         *level
     }
 
-    /// The index (among `c`) of a port of the lowest level, uniform among ties.
+    /// The index (among `c`) of a port of the lowest level, uniform among ties; per
+    /// flowlet, of the port the flow `key` keeps (see the module comment). `salt`: the
+    /// switch's hash salt.
+    #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn choose<Q: QueueView>(
         &mut self,
         params: &ArParams,
         queues: &Q,
         c: Candidates<'_>,
+        key: u32,
+        salt: u32,
         now_ps: u64,
         rng: &mut Pcg32,
     ) -> u16 {
@@ -89,12 +112,32 @@ impl Ar {
             levels[i] = self.level(p, params, queues, now_ps);
         }
         let min = *levels[..n].iter().min().expect("candidates");
-        uniform_among(|| levels[..n].iter(), |&&l| l == min, rng) as u16
+        let Some(table) = &mut self.flowlets else {
+            return uniform_among(|| levels[..n].iter(), |&&l| l == min, rng) as u16;
+        };
+        let slot = table.slot(key, salt);
+        let kept = table.last(slot, now_ps).and_then(|(port, gap)| {
+            let i = c.iter().position(|q| q == port)?;
+            // htsim's order: the gap, then the coin, then "strictly better".
+            let moves = gap > params.sticky_ps && rng.gen::<bool>() && min < levels[i];
+            (!moves).then_some(i)
+        });
+        let i = match kept {
+            Some(i) => i,
+            None => uniform_among(|| levels[..n].iter(), |&&l| l == min, rng),
+        };
+        table.record(slot, c.get(i as u16), now_ps);
+        i as u16
     }
 
     /// Bytes of state for a switch with `ports` ports.
-    pub fn state_bytes(ports: u16) -> usize {
+    pub fn state_bytes(ports: u16, params: &ArParams) -> usize {
         ports as usize * std::mem::size_of::<(u8, Option<u64>)>()
+            + if params.flowlet {
+                FlowletTable::state_bytes(params.flowset_entries)
+            } else {
+                0
+            }
     }
 }
 
@@ -109,6 +152,9 @@ mod tests {
         fn queued_bytes(&self, p: u16) -> u64 {
             self.0.borrow()[p as usize]
         }
+        fn sent_bytes(&self, _: u16) -> u64 {
+            0
+        }
     }
 
     const PARAMS: ArParams = ArParams {
@@ -116,6 +162,9 @@ mod tests {
         thresholds_ppm: [50_000, 100_000, 200_000],
         period_ps: 100_000,
         small_bytes: 100,
+        flowlet: false,
+        sticky_ps: 10_000_000,
+        flowset_entries: 4096,
     };
 
     #[test]
@@ -143,11 +192,13 @@ mod tests {
         let mut rng = Pcg32::seed_from_u64(5);
         let mut counts = [0u32; 4];
         for t in 0..10_000u64 {
-            let mut ar = Ar::new(4);
+            let mut ar = Ar::new(4, &PARAMS);
             counts[ar.choose(
                 &PARAMS,
                 &q,
                 Candidates::Range { first: 0, count: 4 },
+                1,
+                0,
                 t,
                 &mut rng,
             ) as usize] += 1;
@@ -160,21 +211,60 @@ mod tests {
     #[test]
     fn levels_are_refreshed_only_after_the_period() {
         let q = Queues(RefCell::new(vec![0, 30_000]));
-        let mut ar = Ar::new(2);
+        let mut ar = Ar::new(2, &PARAMS);
         let mut rng = Pcg32::seed_from_u64(1);
         let c = Candidates::Range { first: 0, count: 2 };
         // At t = 0 both are level 0 (ties).
-        ar.choose(&PARAMS, &q, c, 0, &mut rng);
+        ar.choose(&PARAMS, &q, c, 1, 0, 0, &mut rng);
         // Port 0 fills up: within the period AR still sees level 0 for it.
         q.0.borrow_mut()[0] = 500_000;
         let early: Vec<u16> = (0..50)
-            .map(|_| ar.choose(&PARAMS, &q, c, 100_000, &mut rng))
+            .map(|_| ar.choose(&PARAMS, &q, c, 1, 0, 100_000, &mut rng))
             .collect();
         assert!(early.contains(&0), "a stale level keeps port 0 in the ties");
         // More than a period later the level is 3: port 1 only.
         let late: Vec<u16> = (0..50)
-            .map(|_| ar.choose(&PARAMS, &q, c, 100_001, &mut rng))
+            .map(|_| ar.choose(&PARAMS, &q, c, 1, 0, 100_001, &mut rng))
             .collect();
         assert!(late.iter().all(|&p| p == 1));
+    }
+
+    /// ALGORITHMS.md A8/A10 per flowlet: within a flowlet (gaps up to the sticky delta) the
+    /// port never changes, however much better another becomes; after longer gaps the flow
+    /// moves to a strictly better port about half the time (the coin), never to a worse one.
+    #[test]
+    fn per_flowlet_the_port_changes_only_after_a_gap() {
+        let params = ArParams {
+            flowlet: true,
+            ..PARAMS
+        };
+        let q = Queues(RefCell::new(vec![0; 4]));
+        let c = Candidates::Range { first: 0, count: 4 };
+        let mut ar = Ar::new(4, &params);
+        let mut rng = Pcg32::seed_from_u64(8);
+        let first = ar.choose(&params, &q, c, 33, 0, 0, &mut rng);
+        // Its port is now level 3, every other level 0.
+        q.0.borrow_mut()[first as usize] = 900_000;
+        let mut now = 0;
+        for _ in 0..200 {
+            now += 10_000_000; // exactly the sticky delta
+            assert_eq!(ar.choose(&params, &q, c, 33, 0, now, &mut rng), first);
+        }
+        // Longer gaps: the flow moves on the first passing coin (after n gaps: 1 − 2^−n).
+        let mut moved = None;
+        for _ in 0..40 {
+            now += 10_000_001;
+            let p = ar.choose(&params, &q, c, 33, 0, now, &mut rng);
+            if p != first {
+                moved = Some(p);
+                break;
+            }
+        }
+        let moved = moved.expect("40 coins all failed");
+        // Now on a level-0 port: nothing is strictly better, it stays whatever the gaps.
+        for _ in 0..50 {
+            now += 20_000_000;
+            assert_eq!(ar.choose(&params, &q, c, 33, 0, now, &mut rng), moved);
+        }
     }
 }

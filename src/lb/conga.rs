@@ -14,7 +14,8 @@
 //!   CE = 0) and piggybacks one CongFromLeaf[dst edge] entry (round-robin, entries with the
 //!   "changed" bit first, which it clears). With `lb.conga_flowlet_us` > 0 a flowlet keeps
 //!   its port while its packets are closer than the timeout, and a new flowlet keeps the old
-//!   port if it is among the argmin.
+//!   port if it is among the argmin (the shared `FlowletTable`, 4096 entries per edge
+//!   switch, flows hashed onto them).
 //! - Every other hop through the fabric: `CE = max(CE, m(egress))` (after adding the packet).
 //! - Destination edge switch, for a packet leaving to a host: CongFromLeaf[src edge][LBTag]
 //!   = CE (changed), and, if the feedback tag is valid, CongToLeaf[src edge][FB_LBTag] =
@@ -32,6 +33,7 @@
 //!
 //! The overlay travels in `Packet::via` (see `crate::packet`), which only DRB uses otherwise.
 
+use super::flowlet::FlowletTable;
 use super::ties::uniform_among;
 use crate::packet::{Packet, NO_VIA};
 use crate::scenario::LbConfig;
@@ -43,7 +45,7 @@ use serde::{Deserialize, Serialize};
 const NO_TAG: u8 = 0xFF;
 
 /// Flowlet table entries per edge switch (hardware-like: flows share an entry by hash).
-const FLOWLET_ENTRIES: usize = 4096;
+const FLOWLET_ENTRIES: u32 = 4096;
 
 /// Run-wide CONGA parameters in simulator units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -168,13 +170,6 @@ struct Entry {
     at_ps: u64,
 }
 
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
-struct Flowlet {
-    port: u16,
-    valid: bool,
-    last_ps: u64,
-}
-
 /// The tables of an edge (leaf) switch.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct LeafTables {
@@ -186,7 +181,8 @@ struct LeafTables {
     from_leaf: Vec<Entry>,
     /// Feedback round-robin pointer per edge switch.
     rr: Vec<u8>,
-    flowlets: Vec<Flowlet>,
+    /// With `lb.conga_flowlet_us` > 0.
+    flowlets: Option<FlowletTable>,
 }
 
 /// Per-switch CONGA state.
@@ -224,10 +220,7 @@ impl Conga {
                 to_leaf: vec![Entry::default(); edges * width],
                 from_leaf: vec![Entry::default(); edges * width],
                 rr: vec![0; edges],
-                flowlets: match p.flowlet_ps {
-                    0 => Vec::new(),
-                    _ => vec![Flowlet::default(); FLOWLET_ENTRIES],
-                },
+                flowlets: (p.flowlet_ps > 0).then(|| FlowletTable::new(FLOWLET_ENTRIES)),
             })
         });
         Conga {
@@ -246,7 +239,7 @@ impl Conga {
             let width = fabric.tier_uplinks(1) as usize;
             b += 2 * edges * width * std::mem::size_of::<Entry>() + edges;
             if p.flowlet_ps > 0 {
-                b += FLOWLET_ENTRIES * std::mem::size_of::<Flowlet>();
+                b += FlowletTable::state_bytes(FLOWLET_ENTRIES);
             }
         }
         b
@@ -259,7 +252,8 @@ impl Conga {
         p.quantize(fabric.link(node, q).serialization_ps(x))
     }
 
-    /// The index (among `c`) of the port for `pkt` (arrived on `in_port`).
+    /// The index (among `c`) of the port for `pkt`; `salt`: the switch's hash salt (flowlet
+    /// table slots).
     #[allow(clippy::too_many_arguments)]
     pub fn choose(
         &mut self,
@@ -268,6 +262,7 @@ impl Conga {
         pkt: &Packet,
         c: Candidates<'_>,
         now_ps: u64,
+        salt: u32,
         p: &CongaParams,
         rng: &mut Pcg32,
     ) -> u16 {
@@ -290,23 +285,18 @@ impl Conga {
             cost[i] = local.max(remote);
         }
         let min = *cost[..n].iter().min().expect("candidates");
-        let Some(l) = self.leaf.as_mut().filter(|l| !l.flowlets.is_empty()) else {
+        let Some(table) = self.leaf.as_mut().and_then(|l| l.flowlets.as_mut()) else {
             return uniform_among(|| cost[..n].iter(), |&&x| x == min, rng) as u16;
         };
         // Flowlets: keep an active flowlet's port; a new flowlet keeps it if it is among
         // the best.
-        let key = (pkt.hash_key() ^ (pkt.entropy as u32).wrapping_mul(0x85eb_ca6b)) as usize;
-        let f = &mut l.flowlets[key % FLOWLET_ENTRIES];
-        let old = c.iter().position(|q| f.valid && q == f.port);
-        let i = match old {
-            Some(i) if now_ps - f.last_ps < p.flowlet_ps || cost[i] == min => i,
-            _ => uniform_among(|| cost[..n].iter(), |&&x| x == min, rng),
-        };
-        *f = Flowlet {
-            port: c.get(i as u16),
-            valid: true,
-            last_ps: now_ps,
-        };
+        let slot = table.slot(pkt.hash_key(), salt);
+        let kept = table.last(slot, now_ps).and_then(|(port, gap)| {
+            let i = c.iter().position(|q| q == port)?;
+            (gap < p.flowlet_ps || cost[i] == min).then_some(i)
+        });
+        let i = kept.unwrap_or_else(|| uniform_among(|| cost[..n].iter(), |&&x| x == min, rng));
+        table.record(slot, c.get(i as u16), now_ps);
         i as u16
     }
 
@@ -513,11 +503,11 @@ mod tests {
         let cands = Candidates::Range { first: 2, count: 2 };
         let mut rng = Pcg32::seed_from_u64(1);
         // max(0, 6) = 6 < max(7, 2) = 7: port 2.
-        let i = c.choose(&m.fabric, node, &pkt, cands, 1, &p, &mut rng);
+        let i = c.choose(&m.fabric, node, &pkt, cands, 1, 0, &p, &mut rng);
         assert_eq!(cands.get(i), 2);
         // The local load gone (after 20 µs: 0.8^20 of 1 MB = 11.5 KB, metric 0): max(0, 2)
         // = 2 < 6: port 3.
-        let i = c.choose(&m.fabric, node, &pkt, cands, 20_000_000, &p, &mut rng);
+        let i = c.choose(&m.fabric, node, &pkt, cands, 20_000_000, 0, &p, &mut rng);
         assert_eq!(cands.get(i), 3);
     }
 
@@ -541,14 +531,14 @@ mod tests {
         let mut rng = Pcg32::seed_from_u64(1);
         // Before T_age: port 2 (remote 7) avoided.
         for _ in 0..20 {
-            let i = c.choose(&m.fabric, node, &pkt, cands, 100_000_000, &p, &mut rng);
+            let i = c.choose(&m.fabric, node, &pkt, cands, 100_000_000, 0, &p, &mut rng);
             assert_eq!(cands.get(i), 3);
         }
         // Written at 1 µs; the aging tick at 125 µs finds it 124 µs old (> 100): reads 0, so
         // both ports tie.
         let mut seen = [0; 2];
         for _ in 0..200 {
-            let i = c.choose(&m.fabric, node, &pkt, cands, 125_000_000, &p, &mut rng);
+            let i = c.choose(&m.fabric, node, &pkt, cands, 125_000_000, 0, &p, &mut rng);
             seen[i as usize] += 1;
         }
         assert!(seen[0] > 50 && seen[1] > 50, "{seen:?}");
@@ -582,7 +572,10 @@ mod tests {
         let cands = Candidates::Range { first: 2, count: 2 };
         let mut rng = Pcg32::seed_from_u64(3);
         for _ in 0..20 {
-            assert_eq!(cands.get(c.choose(f, agg, &pkt, cands, 0, &p, &mut rng)), 3);
+            assert_eq!(
+                cands.get(c.choose(f, agg, &pkt, cands, 0, 0, &p, &mut rng)),
+                3
+            );
         }
         c.forward(f, agg, 0, 2, &mut pkt, 0, &p);
         let o = Overlay::read(pkt.via).unwrap();

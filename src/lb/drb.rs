@@ -5,10 +5,11 @@
 //! of the tiers' uplink counts put the first hop's digit lowest. Consecutive packets therefore
 //! change the first-hop uplink every packet, the second-hop uplink every w₁ packets, and so on
 //! (in a fat tree: the aggregation switch every packet, the core within it every h packets).
-//! The first code of a flow is random.
+//! The first code of a flow is random. Under link failures the pointer skips the codes
+//! whose path crosses an invalid port, so it cycles over the paths both ends still reach.
 
 use crate::packet::NO_VIA;
-use crate::topology::{Fabric, NodeId};
+use crate::topology::{contains, Fabric, NodeId, Route};
 use rand::Rng;
 use rand_pcg::Pcg32;
 
@@ -36,9 +37,36 @@ pub fn next_via(
     if *pointer == u32::MAX {
         *pointer = rng.gen_range(0..n);
     }
-    let via = *pointer;
+    let mut via = *pointer;
+    if fabric.has_failures() {
+        // The fabric is connected (checked when it was built), so some code is valid.
+        let mut tries = 0;
+        while !code_is_valid(fabric, src, dst, via) {
+            via = (via + 1) % n;
+            tries += 1;
+            assert!(tries <= n, "no valid DRB path from {src} to {dst}");
+        }
+    }
     *pointer = (via + 1) % n;
     via
+}
+
+/// Whether every hop of path code `via` from `src` to `dst` leaves through a valid port.
+pub(crate) fn code_is_valid(fabric: &Fabric, src: NodeId, dst: NodeId, via: u32) -> bool {
+    let mut n = fabric.peer(src, 0, 0).0;
+    for t in 1..fabric.lca_tier(src, dst) {
+        let (Route::Choice(all), Route::Choice(valid)) =
+            (fabric.route_all(n, dst), fabric.route(n, dst, 0))
+        else {
+            unreachable!("switches below the lowest common tier choose among uplinks")
+        };
+        let p = all.get(((via / digit_divisor(fabric, t)) % all.len() as u32) as u16);
+        if !contains(valid, p) {
+            return false;
+        }
+        n = fabric.peer(n, p, 0).0;
+    }
+    true
 }
 
 /// What a switch of tier `tier` divides a path code by before taking it modulo its uplink
@@ -56,6 +84,30 @@ mod tests {
     /// as `SwitchLb::FollowPath` computes it.
     fn digit(fabric: &Fabric, tier: u8, via: u32, count: u16) -> u16 {
         ((via / digit_divisor(fabric, tier)) % count as u32) as u16
+    }
+
+    /// SEEDS.md: under failures DRB cycles only over the paths both ends still reach. k = 4:
+    /// aggregation switch 24 (pod 0, index 0) loses its link to core 32 (its port 2), so of
+    /// the 4 paths from host 0 to host 15 (pod 3) the one through (agg 0, core 0), code 0,
+    /// is gone; every 3 consecutive codes are the other three, each once.
+    #[test]
+    fn under_failures_codes_cycle_over_the_valid_paths_only() {
+        use rand::SeedableRng;
+        let mut s = Scenario::default();
+        s.topology.k = 4;
+        s.failures.links = vec![crate::scenario::FailedLink { node: 24, port: 2 }];
+        let f = Fabric::build(&s).with_failures(&s).unwrap();
+        assert_eq!(path_count(&f, 0, 15), 4);
+        let mut rng = Pcg32::seed_from_u64(3);
+        let mut pointer = u32::MAX;
+        let codes: Vec<u32> = (0..9)
+            .map(|_| next_via(&f, 0, 15, &mut pointer, &mut rng))
+            .collect();
+        for w in codes.windows(3) {
+            let mut sorted = w.to_vec();
+            sorted.sort();
+            assert_eq!(sorted, vec![1, 2, 3], "{codes:?}");
+        }
     }
 
     #[test]

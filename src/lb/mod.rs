@@ -10,16 +10,21 @@
 //! A policy sees only what its node could see: its own ports, its own state, the packet, and
 //! (hosts) feedback carried back by packets. Nothing global at run time.
 //!
-//! Queue-aware switch policies (`jsq`, `choice`, `drill`, `topk`) read the queues through
+//! Queue-aware switch policies (`jsq`, `choice`, `drill`, `topk`, `psp`, `band_jsq`, `dlb`)
+//! read the queues through
 //! [`QueueView`]: the live ports, or with `lb.state_update_period_ns` > 0 a periodically
 //! refreshed snapshot (`stale.rs`).
 
 pub(crate) mod ar;
+pub(crate) mod bitmap;
 pub(crate) mod choice;
 pub mod conga;
+pub(crate) mod dlb;
 pub(crate) mod drb;
 pub(crate) mod drill;
 pub mod ecmp;
+pub(crate) mod ethereal;
+pub(crate) mod flowlet;
 pub(crate) mod host;
 pub(crate) mod jsq;
 pub mod ofan;
@@ -32,7 +37,10 @@ pub(crate) mod stale;
 pub(crate) mod switch;
 pub(crate) mod ties;
 pub(crate) mod topk;
+pub(crate) mod uec_mixed;
+pub(crate) mod valiant;
 
+pub use ethereal::SubflowLoads;
 pub use host::{Feedback, FlowPath, HostLb};
 pub use switch::{QueueView, SwitchCtx, SwitchLb};
 
@@ -45,10 +53,13 @@ impl QueueView for TestQueues {
     fn queued_bytes(&self, p: u16) -> u64 {
         self.0[p as usize]
     }
+    fn sent_bytes(&self, _: u16) -> u64 {
+        0
+    }
 }
 
 use crate::rng::{stream, Purpose};
-use crate::scenario::{LbConfig, LbPolicy};
+use crate::scenario::{LbConfig, LbPolicy, SwitchGranularity, ValiantGranularity};
 use crate::topology::Fabric;
 use ofan::PortOrders;
 use reps::RepsParams;
@@ -80,6 +91,8 @@ pub enum SwitchKind {
     Conga,
     /// SGLB: DLB quality combined with the next switch's advertised quality.
     Sglb,
+    /// Quality bands from the local queue and load (Broadcom DLB).
+    Dlb,
 }
 
 /// The policy table: (switch side, host side) for every policy. `trimming`: switches trim
@@ -101,9 +114,32 @@ pub fn switch_and_host(cfg: &LbConfig, trimming: bool) -> (SwitchKind, HostLb) {
         LbPolicy::BandJsq => (SwitchKind::BandJsq, HostLb::Fixed),
         LbPolicy::Conga => (SwitchKind::Conga, HostLb::Fixed),
         LbPolicy::Sglb => (SwitchKind::Sglb, HostLb::Fixed),
+        LbPolicy::Dlb => (SwitchKind::Dlb, HostLb::Fixed),
+        // Switches follow the path code the host draws (the intermediate's digits).
+        LbPolicy::Valiant => (
+            SwitchKind::FollowPath,
+            HostLb::Valiant {
+                per_flow: cfg.valiant_granularity == ValiantGranularity::Flow,
+            },
+        ),
         LbPolicy::Reps => (
             SwitchKind::Hash,
             HostLb::Reps(RepsParams::new(cfg, trimming)),
+        ),
+        LbPolicy::Bitmap => (
+            SwitchKind::Hash,
+            HostLb::Bitmap(bitmap::BitmapParams::new(cfg)),
+        ),
+        LbPolicy::UecMixed => (
+            SwitchKind::Hash,
+            HostLb::Mixed(uec_mixed::MixedParams::new(cfg)),
+        ),
+        LbPolicy::Ethereal => (
+            SwitchKind::FollowPath,
+            HostLb::Ethereal(ethereal::EtherealParams {
+                max_subflows: cfg.ethereal_max_subflows,
+                random_ties: cfg.ethereal_ties == crate::scenario::Ties::Random,
+            }),
         ),
     }
 }
@@ -123,6 +159,8 @@ pub struct LbShared {
     node_policy: Vec<LbPolicy>,
     /// AR's levels and refresh.
     pub ar: ar::ArParams,
+    /// DLB's bands, sampling and flowlets.
+    pub dlb: dlb::DlbParams,
     /// PSP's and band JSQ's bands.
     pub bands: psp::Bands,
     /// CONGA's DRE, quantization, aging and flowlets.
@@ -165,6 +203,7 @@ impl LbShared {
                 0
             },
             ar: ar_params(cfg, buffer_bytes),
+            dlb: dlb_params(cfg, buffer_bytes),
             node_policy,
             bands: psp::Bands {
                 bands: cfg.psp_bands,
@@ -268,23 +307,48 @@ fn mixed_policies(cfg: &LbConfig, fabric: &Fabric, seed: u64) -> Vec<LbPolicy> {
 /// The Ofan paper's per-port buffer: AR's capacity when buffers are unlimited.
 const AR_DEFAULT_CAPACITY_BYTES: u64 = 800_000;
 
-fn ar_params(cfg: &LbConfig, buffer_bytes: u64) -> ar::ArParams {
-    let capacity_bytes = cfg
-        .ar_capacity_bytes
+/// AR's (and DLB's) queue capacity: `lb.ar_capacity_bytes`, else the port buffer, else the
+/// paper's 800 KB.
+fn ar_capacity_bytes(cfg: &LbConfig, buffer_bytes: u64) -> u64 {
+    cfg.ar_capacity_bytes
         .unwrap_or(if buffer_bytes == u64::MAX {
             AR_DEFAULT_CAPACITY_BYTES
         } else {
             buffer_bytes
-        });
-    let t = |i: usize| {
-        cfg.ar_thresholds_pct
-            .get(i)
-            .map_or(0, |p| (p * 1e4).round() as u64)
-    };
+        })
+}
+
+/// Three percentages as parts per million.
+fn ppm3(pct: &[f64]) -> [u64; 3] {
+    let t = |i: usize| pct.get(i).map_or(0, |p| (p * 1e4).round() as u64);
+    [t(0), t(1), t(2)]
+}
+
+fn ar_params(cfg: &LbConfig, buffer_bytes: u64) -> ar::ArParams {
     ar::ArParams {
-        capacity_bytes,
-        thresholds_ppm: [t(0), t(1), t(2)],
+        capacity_bytes: ar_capacity_bytes(cfg, buffer_bytes),
+        thresholds_ppm: ppm3(&cfg.ar_thresholds_pct),
         period_ps: (cfg.ar_update_period_ns * 1e3).round() as u64,
         small_bytes: cfg.ar_small_bytes,
+        flowlet: cfg.ar_mode == SwitchGranularity::Flowlet,
+        sticky_ps: (cfg.ar_flowlet_us * 1e6).round() as u64,
+        flowset_entries: cfg.ar_flowset_entries,
+    }
+}
+
+fn dlb_params(cfg: &LbConfig, buffer_bytes: u64) -> dlb::DlbParams {
+    let sample_ps = ((cfg.dlb_sample_ns * 1e3).round() as u64).max(1);
+    let window_ps = (cfg.dlb_load_window_us * 1e6).round();
+    dlb::DlbParams {
+        capacity_bytes: ar_capacity_bytes(cfg, buffer_bytes),
+        queue_ppm: ppm3(&cfg.dlb_queue_thresholds_pct),
+        util_ppm: ppm3(&cfg.dlb_util_thresholds_pct),
+        sample_ps,
+        alpha: (sample_ps as f64 / window_ps).min(1.0),
+        flowlet: cfg.dlb_mode == SwitchGranularity::Flowlet,
+        flowlet_ps: (cfg.dlb_flowlet_us * 1e6).round() as u64,
+        flowset_entries: cfg.dlb_flowset_entries,
+        rebalance_delta: cfg.dlb_rebalance_delta.min(7) as u8,
+        rebalance_prob_2_32: (cfg.dlb_rebalance_prob * 2f64.powi(32)).round() as u64,
     }
 }

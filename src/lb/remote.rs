@@ -32,6 +32,10 @@
 //! destination edge switch; every switch that chooses combines its own ports with the next
 //! hop's adverts (so each choice sees two hops, as SGLB's next-next-hop in a 3-stage Clos).
 //!
+//! Link failures: adverts go only over live links, and a switch whose links toward L all
+//! failed advertises quality 0 (A9's rule for a failed remote link; PSP: the top band), so
+//! a leaf never prefers it for L while any other uplink has quality above 0.
+//!
 //! The advertising timer sleeps when the switch is idle (every queue empty, and for SGLB
 //! every port below 1 % busy in the last period): that tick still sends its adverts (the
 //! idle state), and the first packet queued at an idle port wakes it at the next multiple of
@@ -65,6 +69,22 @@ impl Metric {
             Metric::Quality(_) => TOP_QUALITY,
             Metric::Band { .. } => 0,
         }
+    }
+    /// What a switch advertises toward an edge switch it cannot reach (its links there
+    /// failed): quality 0 (SGLB's rule), the top band.
+    fn unreachable(&self) -> u8 {
+        match self {
+            Metric::Quality(_) => 0,
+            Metric::Band { bands, .. } => *bands as u8,
+        }
+    }
+}
+
+/// AR's parameters for per-packet levels (SGLB reads levels, never AR's flowlets).
+fn per_packet(ar: ArParams) -> ArParams {
+    ArParams {
+        flowlet: false,
+        ..ar
     }
 }
 
@@ -103,7 +123,7 @@ pub struct Remote {
     u_level: Vec<u8>,
     busy_ps: Vec<u64>,
     /// SGLB: the queue levels its own decisions read, refreshed lazily as AR's.
-    q_levels: Ar,
+    q_levels: Option<Ar>,
     /// Ports toward each edge switch L: `toward[toward_at[L]..toward_at[L + 1]]`.
     toward: Vec<u16>,
     toward_at: Vec<u32>,
@@ -133,7 +153,7 @@ impl Remote {
             if fabric.tier(peer) > t {
                 slot[p as usize] = up;
                 up += 1;
-            } else if !fabric.is_host(peer) {
+            } else if !fabric.is_host(peer) && !fabric.is_link_down(node, p) {
                 down_ports.push(p);
             }
         }
@@ -141,9 +161,11 @@ impl Remote {
         let (mut toward, mut toward_at) = (Vec::new(), vec![0]);
         if !down_ports.is_empty() {
             for l in 0..edges {
+                // Failed links leave the list (an empty one advertises "unreachable").
+                let up = |p: &u16| !fabric.is_link_down(node, *p);
                 match fabric.route(node, l * hosts_per_edge, 0) {
-                    Route::Port(p) => toward.push(p),
-                    Route::Choice(c) => toward.extend(c.iter()),
+                    Route::Port(p) => toward.extend(Some(p).filter(up)),
+                    Route::Choice(c) => toward.extend(c.iter().filter(up)),
                 }
                 toward_at.push(toward.len() as u32);
             }
@@ -156,10 +178,10 @@ impl Remote {
             remote: vec![metric.unheard(); up as usize * edges as usize],
             local: vec![TOP_QUALITY; ports as usize],
             u_level: vec![0; ports as usize],
-            q_levels: Ar::new(match metric {
-                Metric::Quality(_) => ports,
-                Metric::Band { .. } => 0,
-            }),
+            q_levels: match metric {
+                Metric::Quality(ar) => Some(Ar::new(ports, &per_packet(ar))),
+                Metric::Band { .. } => None,
+            },
             busy_ps: vec![0; ports as usize],
             toward,
             toward_at,
@@ -202,7 +224,7 @@ impl Remote {
         r.slot.len() * 2
             + r.remote.len()
             + r.local.len() * 10
-            + Ar::state_bytes(r.local.len() as u16)
+            + r.local.len() * 24
             + r.toward.len() * 2
             + r.toward_at.len() * 4
             + r.down_ports.len() * 2
@@ -259,7 +281,7 @@ impl Remote {
                     .map(|&p| band_of(bands, th_max_bytes, queues.queued_bytes(p)) as u8)
                     .min(),
             }
-            .unwrap_or(self.metric.unheard());
+            .unwrap_or(self.metric.unreachable());
         }
         self.ticked = true;
         (!idle).then_some(now_ps + self.period_ps)
@@ -300,7 +322,8 @@ impl Remote {
         let Metric::Quality(ar) = &self.metric else {
             unreachable!("SGLB decides by quality")
         };
-        let q = self.q_levels.level(p, ar, queues, now_ps);
+        let levels = self.q_levels.as_mut().expect("SGLB keeps queue levels");
+        let q = levels.level(p, ar, queues, now_ps);
         quality(q, self.u_level[p as usize])
     }
 
@@ -340,6 +363,9 @@ mod tests {
         thresholds_ppm: [50_000, 100_000, 200_000],
         period_ps: 100_000,
         small_bytes: 100,
+        flowlet: false,
+        sticky_ps: 0,
+        flowset_entries: 1,
     };
 
     /// A leaf-spine of k = 4: 4 leaves (hosts 2l, 2l + 1), 2 spines; leaf ports 2, 3 up.
@@ -384,6 +410,9 @@ mod tests {
             }
             fn busy_ps(&self, p: u16) -> u64 {
                 self.1[p as usize]
+            }
+            fn sent_bytes(&self, _: u16) -> u64 {
+                0
             }
         }
         let q = Q(vec![0, 0, 0, 60_000], vec![0, 200_000, 0, 0]);
@@ -443,6 +472,9 @@ mod tests {
             }
             fn busy_ps(&self, p: u16) -> u64 {
                 self.0[p as usize]
+            }
+            fn sent_bytes(&self, _: u16) -> u64 {
+                0
             }
         }
         assert_eq!(spine.on_timer(1_000_000, &Busy(vec![0; 4])), None, "idle");

@@ -114,14 +114,23 @@ impl RepsState {
             self.head_frozen = (i + 1) % self.count;
             return self.evs[i as usize];
         }
-        if self.fresh == 0 {
-            return random();
+        match self.pop_fresh(p) {
+            Some(ev) => ev,
+            None => random(),
         }
-        // The oldest fresh EV (`fresh ≤ B`, so no underflow).
+    }
+
+    /// The oldest fresh (not yet re-used) EV, now marked used, if any: REPS's normal mode,
+    /// and the recycling half of UEC's `mixed` policy (`lb/uec_mixed.rs`).
+    pub fn pop_fresh(&mut self, p: &RepsParams) -> Option<u16> {
+        if self.fresh == 0 {
+            return None;
+        }
+        // `fresh ≤ B`, so no underflow.
         let b = p.buffer;
         let i = (self.head + b - self.fresh) % b;
         self.take(i);
-        self.evs[i as usize]
+        Some(self.evs[i as usize])
     }
 
     /// Marks slot `i` used.

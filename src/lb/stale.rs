@@ -17,21 +17,25 @@ use serde::{Deserialize, Serialize};
 pub struct Snapshot {
     period_ps: u64,
     bytes: Vec<u64>,
+    /// The ports' sent-bytes counters, for policies that read them (DLB); else empty.
+    sent: Vec<u64>,
 }
 
 impl Snapshot {
-    /// A snapshot of `ports` idle ports (the state at time 0), refreshed every `period_ps`.
-    pub fn new(ports: u16, period_ps: u64) -> Snapshot {
+    /// A snapshot of `ports` idle ports (the state at time 0), refreshed every `period_ps`;
+    /// `with_sent`: it also copies the ports' sent-bytes counters.
+    pub fn new(ports: u16, period_ps: u64, with_sent: bool) -> Snapshot {
         assert!(period_ps > 0, "a stale snapshot needs a positive period");
         Snapshot {
             period_ps,
             bytes: vec![0; ports as usize],
+            sent: vec![0; if with_sent { ports as usize } else { 0 }],
         }
     }
 
     /// Bytes a snapshot of `ports` ports holds (for `weft validate`).
-    pub fn state_bytes(ports: u16) -> usize {
-        ports as usize * std::mem::size_of::<u64>()
+    pub fn state_bytes(ports: u16, with_sent: bool) -> usize {
+        (1 + with_sent as usize) * ports as usize * std::mem::size_of::<u64>()
     }
 
     /// The first refresh.
@@ -46,6 +50,9 @@ impl Snapshot {
         for (p, b) in self.bytes.iter_mut().enumerate() {
             *b = live.queued_bytes(p as u16);
             any |= *b > 0;
+        }
+        for (p, b) in self.sent.iter_mut().enumerate() {
+            *b = live.sent_bytes(p as u16);
         }
         any.then_some(now_ps + self.period_ps)
     }
@@ -63,6 +70,10 @@ impl QueueView for Snapshot {
     fn queued_bytes(&self, p: u16) -> u64 {
         self.bytes[p as usize]
     }
+    #[inline]
+    fn sent_bytes(&self, p: u16) -> u64 {
+        self.sent.get(p as usize).copied().unwrap_or(0)
+    }
 }
 
 #[cfg(test)]
@@ -73,7 +84,7 @@ mod tests {
 
     #[test]
     fn reads_between_refreshes_do_not_change_and_idle_switches_sleep() {
-        let mut s = Snapshot::new(3, 100_000);
+        let mut s = Snapshot::new(3, 100_000, false);
         let mut live = Live(vec![0, 5_000, 0]);
         assert_eq!(s.queued_bytes(1), 0, "the state at time 0");
         assert_eq!(s.refresh(100_000, &live), Some(200_000));
@@ -86,6 +97,7 @@ mod tests {
         assert_eq!(s.refresh(300_000, &live), None, "every queue empty: sleep");
         assert_eq!(s.wake_ps(300_001), 400_000);
         assert_eq!(s.wake_ps(400_000), 400_000);
-        assert_eq!(Snapshot::state_bytes(3), 24);
+        assert_eq!(Snapshot::state_bytes(3, false), 24);
+        assert_eq!(Snapshot::state_bytes(3, true), 48);
     }
 }

@@ -4,6 +4,7 @@
 
 use super::ar::Ar;
 use super::conga::Conga;
+use super::dlb::Dlb;
 use super::drill::Drill;
 use super::remote::{Metric, Remote};
 use super::stale::Snapshot;
@@ -24,6 +25,8 @@ pub trait QueueView {
     fn busy_ps(&self, _p: u16) -> u64 {
         0
     }
+    /// Bytes port `p` has finished sending since the start (a counter; DLB's load).
+    fn sent_bytes(&self, p: u16) -> u64;
 }
 
 /// Everything a switch policy may look at for one decision.
@@ -58,6 +61,7 @@ pub enum SwitchLb {
     BandJsqRemote(Box<Remote>),
     Conga(Box<Conga>),
     Sglb(Box<Remote>),
+    Dlb(Dlb),
     /// A queue-aware policy deciding from a snapshot of the switch's queues refreshed every
     /// period (`lb.state_update_period_ns`) by the LB timer; the inner policy has no timer.
     Stale {
@@ -94,7 +98,11 @@ impl SwitchLb {
             _ if fabric.uplinks(node) == 0 => lb,
             _ if !shared.policy_of(fabric, node).is_queue_aware() => lb,
             period => SwitchLb::Stale {
-                snapshot: Snapshot::new(fabric.num_ports(node), period),
+                snapshot: Snapshot::new(
+                    fabric.num_ports(node),
+                    period,
+                    matches!(lb, SwitchLb::Dlb(_)),
+                ),
                 inner: Box::new(lb),
             },
         }
@@ -135,7 +143,9 @@ impl SwitchLb {
                 .with_advert_wire(fabric, node, shared.advert_wire_bytes),
             )),
             SwitchKind::Ar if uplinks == 0 => SwitchLb::Hash,
-            SwitchKind::Ar => SwitchLb::Ar(Ar::new(fabric.num_ports(node))),
+            SwitchKind::Ar => SwitchLb::Ar(Ar::new(fabric.num_ports(node), &shared.ar)),
+            SwitchKind::Dlb if uplinks == 0 => SwitchLb::Hash,
+            SwitchKind::Dlb => SwitchLb::Dlb(Dlb::new(fabric.num_ports(node), &shared.dlb)),
             SwitchKind::FollowPath => SwitchLb::FollowPath {
                 below: super::drb::digit_divisor(fabric, fabric.tier(node)),
             },
@@ -169,10 +179,12 @@ impl SwitchLb {
             SwitchLb::Probe { .. } => ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()),
             SwitchLb::Rsq => rsq::choose(c.len(), ctx.rng),
             SwitchLb::SimpleRr(rr) => {
-                if c.len() as usize != rr.width() {
-                    candidates_mismatch("simple_rr", c.len(), rr.width() as u16);
+                let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
+                if all.len() as usize != rr.width() {
+                    candidates_mismatch("simple_rr", all.len(), rr.width() as u16);
                 }
-                rr.choose(c.len(), ctx.rng)
+                let rng = &mut *ctx.rng;
+                return first_valid(all, c, || rr.choose(all.len(), rng));
             }
             SwitchLb::Jsq => jsq::choose(ctx.queues, c, ctx.rng),
             SwitchLb::Choice => choice::choose(ctx.queues, c, ctx.rng),
@@ -181,7 +193,29 @@ impl SwitchLb {
             SwitchLb::Ar(_) if pkt.size_bytes < ctx.shared.ar.small_bytes => {
                 ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len())
             }
-            SwitchLb::Ar(a) => a.choose(&ctx.shared.ar, ctx.queues, c, ctx.now_ps, ctx.rng),
+            SwitchLb::Ar(a) => {
+                let key = pkt.hash_key();
+                a.choose(
+                    &ctx.shared.ar,
+                    ctx.queues,
+                    c,
+                    key,
+                    ctx.salt,
+                    ctx.now_ps,
+                    ctx.rng,
+                )
+            }
+            SwitchLb::Dlb(d) => {
+                let params = &ctx.shared.dlb;
+                let (fabric, node) = (ctx.fabric, ctx.node);
+                // What port p sends at line rate in one sampling period.
+                let line =
+                    |p: u16| fabric.link(node, p).rate.bps as f64 * params.sample_ps as f64 / 8e12;
+                let key = pkt.hash_key();
+                d.choose(
+                    params, ctx.queues, c, key, ctx.salt, ctx.now_ps, line, ctx.rng,
+                )
+            }
             SwitchLb::Psp => ctx.shared.bands.choose_psp(ctx.queues, c, ctx.rng),
             SwitchLb::BandJsq => ctx.shared.bands.choose_band_jsq(ctx.queues, c, ctx.rng),
             SwitchLb::PspRemote(r) => {
@@ -198,6 +232,7 @@ impl SwitchLb {
                 pkt,
                 c,
                 ctx.now_ps,
+                ctx.salt,
                 &ctx.shared.conga,
                 ctx.rng,
             ),
@@ -221,16 +256,27 @@ impl SwitchLb {
             SwitchLb::FollowPath { .. } if pkt.via == NO_VIA => {
                 ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len())
             }
-            SwitchLb::FollowPath { below } => ((pkt.via / *below) % c.len() as u32) as u16,
+            SwitchLb::FollowPath { below } => {
+                // The digit numbers the uplinks of the fault-free fabric; the sender only
+                // uses codes whose every hop is valid (`drb::next_via`).
+                let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
+                let p = all.get(((pkt.via / *below) % all.len() as u32) as u16);
+                if !crate::topology::contains(c, p) {
+                    invalid_path_code(ctx.node, p);
+                }
+                return p;
+            }
             SwitchLb::Ofan { state, level } => {
                 let (d, _) = ctx.fabric.subtree(pkt.dst, *level);
-                // Ofan rotates over all w uplinks: fewer candidates (failed links) need the
-                // skipping rule of SEEDS.md, not an index outside the candidates.
-                if c.len() != state.width() {
-                    candidates_mismatch("ofan", c.len(), state.width());
+                // Ofan rotates over all w uplinks; under failures it keeps advancing the
+                // pointer until it yields a valid port (SEEDS.md).
+                let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
+                if all.len() != state.width() {
+                    candidates_mismatch("ofan", all.len(), state.width());
                 }
                 let order = ctx.shared.orders.for_width(state.width());
-                state.choose(order, ctx.in_port, d, pkt.size_class())
+                let (in_port, class) = (ctx.in_port, pkt.size_class());
+                return first_valid(all, c, || state.choose(order, in_port, d, class));
             }
         };
         c.get(i)
@@ -343,7 +389,7 @@ impl SwitchLb {
             0 => 0,
             _ if uplinks == 0 => 0,
             _ if !shared.policy_of(fabric, node).is_queue_aware() => 0,
-            _ => Snapshot::state_bytes(ports),
+            _ => Snapshot::state_bytes(ports, shared.kind_of(fabric, node) == SwitchKind::Dlb),
         };
         snapshot
             + match shared.kind_of(fabric, node) {
@@ -353,7 +399,8 @@ impl SwitchLb {
                     fabric.subtree(0, fabric.tier(node)).1,
                 ),
                 SwitchKind::SimpleRr => 2 + 2 * uplinks as usize,
-                SwitchKind::Ar if uplinks > 0 => Ar::state_bytes(ports),
+                SwitchKind::Ar if uplinks > 0 => Ar::state_bytes(ports, &shared.ar),
+                SwitchKind::Dlb if uplinks > 0 => Dlb::state_bytes(ports, &shared.dlb),
                 // One candidate group (the uplinks) per switch in these fabrics.
                 SwitchKind::Drill if uplinks > 0 => Drill::group_bytes(shared.cfg.drill_m as u16),
                 SwitchKind::Conga => Conga::state_bytes(fabric, node, &shared.conga),
@@ -394,6 +441,55 @@ fn remote_band<Q: QueueView>(
 ) -> u32 {
     let own = bands.band(queues.queued_bytes(p));
     own.max(r.remote_of(fabric, p, dst) as u32)
+}
+
+/// The fault-free candidates of this decision: `c` itself unless failed links shrank it to
+/// a list.
+#[inline]
+fn all_candidates<'a>(
+    fabric: &'a Fabric,
+    node: NodeId,
+    dst: NodeId,
+    c: Candidates<'a>,
+) -> Candidates<'a> {
+    match c {
+        Candidates::Range { .. } => c,
+        Candidates::List(_) => match fabric.route_all(node, dst) {
+            crate::topology::Route::Choice(all) => all,
+            crate::topology::Route::Port(_) => unreachable!("failures only shrink choices"),
+        },
+    }
+}
+
+/// A rotation over all uplinks (`next` yields indices into `all` and advances) under
+/// failures: the first port it yields that is among the valid candidates `valid`. Without
+/// failures (`valid` is `all`) the first index is taken.
+#[inline]
+fn first_valid(all: Candidates<'_>, valid: Candidates<'_>, mut next: impl FnMut() -> u16) -> u16 {
+    if let Candidates::Range { .. } = valid {
+        return all.get(next());
+    }
+    // A rotation visits every index within two turns (a reshuffle at a wrap may repeat
+    // some), so 2w draws always find a valid port.
+    for _ in 0..2 * all.len() as u32 {
+        let p = all.get(next());
+        if crate::topology::contains(valid, p) {
+            return p;
+        }
+    }
+    no_valid_port(all.len(), valid.len())
+}
+
+#[cold]
+#[inline(never)]
+fn no_valid_port(all: u16, valid: u16) -> ! {
+    panic!("a rotation over {all} uplinks found none of the {valid} valid ones")
+}
+
+#[cold]
+#[inline(never)]
+fn invalid_path_code(node: NodeId, port: u16) -> ! {
+    panic!("a DRB path code sends a packet through failed port {port} of switch {node}")
 }
 
 /// A rotation over a switch's uplinks met a different candidate set: out of line, so the

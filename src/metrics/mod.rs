@@ -6,6 +6,7 @@ pub mod bound;
 pub mod histogram_wire;
 mod port_stats;
 pub(crate) mod process;
+pub mod rho_max;
 mod stages;
 pub mod timeseries;
 pub(crate) mod workload_bound;

@@ -7,7 +7,7 @@
 use super::event::{Scheduler, TimerKind, TimerSeq, TimerSlot};
 use super::link::{finish_tx, start_tx};
 use super::nic::{Nic, Pick};
-use crate::lb::{Feedback, FlowPath};
+use crate::lb::{Feedback, FlowPath, SubflowLoads};
 use crate::metrics::{record_ns, CwndPoint, Metrics};
 use crate::model::Model;
 use crate::packet::{flags, FlowId, Packet, PacketKind};
@@ -69,6 +69,8 @@ pub struct Host {
     timers: TimerSeq,
     /// Its flows' windows are traced (`report.trace_hosts`).
     traced: bool,
+    /// Ethereal: this source's active subflows by path choice (empty for other policies).
+    subflow_loads: SubflowLoads,
 }
 
 /// The parts of an ACK or NACK a host fills in.
@@ -92,6 +94,7 @@ impl Host {
             rng: stream(m.seed, id as u64, Purpose::HostLb),
             timers: TimerSeq::default(),
             traced: m.trace_hosts.contains(&id),
+            subflow_loads: SubflowLoads::default(),
         }
     }
 
@@ -314,6 +317,8 @@ impl Host {
             c.flows_completed += 1;
             c.last_ack_ps = c.last_ack_ps.max(now_ps);
             self.completed += 1;
+            m.lb.host
+                .end_flow(&m.fabric, &f.path, &mut self.subflow_loads);
         }
         self.after_progress(i, now_ps, out)
     }
@@ -452,9 +457,18 @@ impl Host {
             let env = m.cc_env(self.id, f.dst);
             let bdp_pkts = env.bdp_bytes / env.mtu_bytes;
             let lb = &m.lb;
-            let path = lb
+            let mut path = lb
                 .host
                 .start_flow(lb.cfg.entropy_paths, bdp_pkts, &mut self.rng);
+            lb.host.assign_subflows(
+                &m.fabric,
+                &mut path,
+                self.id,
+                f.dst,
+                packets,
+                &mut self.subflow_loads,
+                &mut self.rng,
+            );
             self.flows.push(FlowSender {
                 sender: Sender::new(&m.transport, packets as u32, full, last, &env),
                 path,
@@ -549,6 +563,7 @@ impl Host {
             &mut f.path,
             self.id,
             flow.dst,
+            send.seq,
             None,
             m.lb.cfg.entropy_paths,
             &mut self.rng,
@@ -572,7 +587,7 @@ impl Host {
             via,
             entropy,
             kind: PacketKind::Data,
-            flags: self.data_flags(m, &send),
+            flags: self.data_flags(m, &send) | m.lb.host.data_flags(via),
         })
     }
 }
@@ -607,6 +622,7 @@ fn queue_reply(
         path,
         id,
         pkt.src,
+        pkt.seq,
         Some(pkt.entropy),
         m.lb.cfg.entropy_paths,
         rng,

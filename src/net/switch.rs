@@ -9,7 +9,7 @@ use super::Port;
 use crate::lb::{QueueView, SwitchCtx, SwitchLb};
 use crate::metrics::Counters;
 use crate::model::Model;
-use crate::packet::{Packet, ADVERT_ENTRIES};
+use crate::packet::{flags, Packet, ADVERT_ENTRIES};
 use crate::rng::{stream, Purpose};
 use crate::topology::{NodeId, Route};
 use rand::Rng;
@@ -47,6 +47,11 @@ impl QueueView for Ports<'_> {
     }
     fn busy_ps(&self, p: u16) -> u64 {
         self.0[p as usize].stats.busy_ps
+    }
+
+    #[inline]
+    fn sent_bytes(&self, p: u16) -> u64 {
+        self.0[p as usize].stats.bytes_sent
     }
 }
 
@@ -156,7 +161,12 @@ impl Switch {
             self.lb.on_advert(in_port, &pkt);
             return;
         }
-        let p = match m.fabric.route(self.id, pkt.dst, now_ps) {
+        let route = if pkt.flags & flags::VALIANT_UP != 0 {
+            crate::lb::valiant::route(&m.fabric, self.id, &mut pkt, now_ps)
+        } else {
+            m.fabric.route(self.id, pkt.dst, now_ps)
+        };
+        let p = match route {
             Route::Port(p) => p,
             Route::Choice(candidates) => self.lb.choose(&mut SwitchCtx {
                 fabric: &m.fabric,
@@ -171,6 +181,9 @@ impl Switch {
                 rng: &mut self.rng,
             }),
         };
+        if m.fabric.has_failures() && m.fabric.is_link_down(self.id, p) {
+            sent_on_failed_link(self.id, p);
+        }
         self.lb
             .forward(&m.fabric, &m.lb, self.id, in_port, p, &mut pkt, now_ps);
         let port = &mut self.ports[p as usize];
@@ -236,4 +249,11 @@ impl Switch {
             c.ecn_marked += qdisc.dequeued(pkt, port, rng) as u64;
         });
     }
+}
+
+/// Routing sent a packet onto a failed link: out of line, so the check costs a branch.
+#[cold]
+#[inline(never)]
+fn sent_on_failed_link(node: NodeId, port: u16) -> ! {
+    panic!("switch {node} sent a packet on its failed link at port {port}")
 }

@@ -79,6 +79,8 @@ impl Summary {
         let results = json!({
             "hosts": o.hosts,
             "switches": o.switches,
+            "failed_links": o.failed_links,
+            "rho_max": o.rho_max,
             "cct_ns": cct.map(ns),
             "cct_lower_bound_ns": ns(o.cct_lower_bound_ps),
             "cct_increase": cct.map(|c| c as f64 / o.cct_lower_bound_ps as f64 - 1.0),

@@ -31,6 +31,7 @@ pub struct Scenario {
     pub host: HostConfig,
     pub workload: WorkloadConfig,
     pub report: ReportConfig,
+    pub failures: FailureConfig,
     /// Folder of the scenario file; relative paths in the scenario resolve against it.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -48,6 +49,7 @@ impl Default for Scenario {
             host: HostConfig::default(),
             workload: WorkloadConfig::default(),
             report: ReportConfig::default(),
+            failures: FailureConfig::default(),
             base_dir: PathBuf::from("."),
         }
     }
@@ -101,6 +103,46 @@ pub struct LinkRateOverride {
     /// One link: the node and port it leaves from.
     pub node: Option<u32>,
     pub port: Option<u16>,
+}
+
+/// `[failures]`: failed switch-to-switch links (both directions carry nothing). Routing
+/// uses only ports that still reach the destination on a shortest path.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FailureConfig {
+    /// Every link between two switches (edge-aggregation, aggregation-core, leaf-spine)
+    /// fails independently with this probability (drawn from the seed).
+    pub link_probability: f64,
+    /// Links that fail whatever the draw: `{ node = N, port = P }`, the port a switch-to-
+    /// switch link leaves from (either end).
+    pub links: Vec<FailedLink>,
+    /// Paced hosts (`host.cc = "none"`) send at `host.load` × `rho_max` of the failure
+    /// instance (the Ofan paper's set-up); false: at `host.load`.
+    pub pace_at_rho_max: bool,
+}
+
+impl Default for FailureConfig {
+    fn default() -> Self {
+        FailureConfig {
+            link_probability: 0.0,
+            links: Vec::new(),
+            pace_at_rho_max: true,
+        }
+    }
+}
+
+impl FailureConfig {
+    pub fn any(&self) -> bool {
+        self.link_probability > 0.0 || !self.links.is_empty()
+    }
+}
+
+/// One failed link, by the node and port it leaves from.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct FailedLink {
+    pub node: u32,
+    pub port: u16,
 }
 
 impl Default for TopologyConfig {
@@ -285,12 +327,20 @@ pub enum LbPolicy {
     Ar,
     Psp,
     BandJsq,
+    Dlb,
+    Valiant,
+    /// UEC's per-EV penalty bitmap (htsim `UecMpBitmap`).
+    Bitmap,
+    /// UEC's recycled good EVs, else the bitmap (htsim `UecMpMixed`); not `lb.mixed`.
+    #[serde(rename = "mixed")]
+    UecMixed,
+    Ethereal,
     Conga,
     Sglb,
 }
 
 impl LbPolicy {
-    pub const ALL: [LbPolicy; 17] = [
+    pub const ALL: [LbPolicy; 22] = [
         LbPolicy::Ecmp,
         LbPolicy::Rps,
         LbPolicy::Rsq,
@@ -306,6 +356,11 @@ impl LbPolicy {
         LbPolicy::Ar,
         LbPolicy::Psp,
         LbPolicy::BandJsq,
+        LbPolicy::Dlb,
+        LbPolicy::Valiant,
+        LbPolicy::Bitmap,
+        LbPolicy::UecMixed,
+        LbPolicy::Ethereal,
         LbPolicy::Conga,
         LbPolicy::Sglb,
     ];
@@ -327,6 +382,11 @@ impl LbPolicy {
             LbPolicy::Ar => "ar",
             LbPolicy::Psp => "psp",
             LbPolicy::BandJsq => "band_jsq",
+            LbPolicy::Dlb => "dlb",
+            LbPolicy::Valiant => "valiant",
+            LbPolicy::Bitmap => "bitmap",
+            LbPolicy::UecMixed => "mixed",
+            LbPolicy::Ethereal => "ethereal",
             LbPolicy::Conga => "conga",
             LbPolicy::Sglb => "sglb",
         }
@@ -335,7 +395,7 @@ impl LbPolicy {
     /// The policy learns from ACKs, NACKs and timeouts, so it needs the reliable transport
     /// (`host.cc` other than `none`).
     pub fn needs_feedback(&self) -> bool {
-        *self == LbPolicy::Reps
+        matches!(self, LbPolicy::Reps | LbPolicy::Bitmap | LbPolicy::UecMixed)
     }
 
     /// Whether switches decide from their queues (and so can see them through a stale
@@ -345,7 +405,14 @@ impl LbPolicy {
     pub fn is_switch_only(&self) -> bool {
         !matches!(
             self,
-            LbPolicy::Ecmp | LbPolicy::Rps | LbPolicy::Drb | LbPolicy::Reps
+            LbPolicy::Ecmp
+                | LbPolicy::Rps
+                | LbPolicy::Drb
+                | LbPolicy::Reps
+                | LbPolicy::Valiant
+                | LbPolicy::Bitmap
+                | LbPolicy::UecMixed
+                | LbPolicy::Ethereal
         )
     }
 
@@ -364,8 +431,35 @@ impl LbPolicy {
                 | LbPolicy::Topk
                 | LbPolicy::Psp
                 | LbPolicy::BandJsq
+                | LbPolicy::Dlb
         )
     }
+}
+
+/// `lb.ar_mode`, `lb.dlb_mode`: a switch decision per packet or per flowlet.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SwitchGranularity {
+    Packet,
+    Flowlet,
+}
+
+/// `lb.valiant_granularity`: a random intermediate per packet or per flow.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ValiantGranularity {
+    Packet,
+    Flow,
+}
+
+/// How a choice between equally good options is broken.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Ties {
+    /// The lowest index.
+    Lowest,
+    /// Uniformly at random (the host's or switch's own stream).
+    Random,
 }
 
 /// Which switches a `[[lb.mixed]]` entry applies to.
@@ -440,6 +534,36 @@ pub struct LbConfig {
     pub ar_thresholds_pct: Vec<f64>,
     /// `ar`: packets smaller than this follow the ECMP hash (htsim: 100 B).
     pub ar_small_bytes: u32,
+    /// `ar`: decide per packet (default) or per flowlet (htsim's `PER_FLOWLET` sticky rule).
+    pub ar_mode: SwitchGranularity,
+    /// `ar` per flowlet: a flow may move only after a gap longer than this, in µs (htsim's
+    /// sticky delta, 10 µs).
+    pub ar_flowlet_us: f64,
+    /// `ar` per flowlet: entries of the per-switch flow table flows are hashed onto.
+    pub ar_flowset_entries: u32,
+    /// `dlb`: per packet (default) or per flowlet.
+    pub dlb_mode: SwitchGranularity,
+    /// `dlb` flowlet mode: the inactivity interval that ends a flowlet, in µs (Juniper: 256).
+    pub dlb_flowlet_us: f64,
+    /// `dlb` flowlet mode: entries of the flowset table (Juniper: 256).
+    pub dlb_flowset_entries: u32,
+    /// `dlb`: a port's quality band is resampled when read this many ns after its last
+    /// sample (htsim's 100 ns update period).
+    pub dlb_sample_ns: f64,
+    /// `dlb`: the time constant of the egress-load estimator, in µs (htsim's 30 µs window).
+    pub dlb_load_window_us: f64,
+    /// `dlb`: queue level thresholds, percent of AR's queue capacity (three, increasing).
+    pub dlb_queue_thresholds_pct: Vec<f64>,
+    /// `dlb`: utilization level thresholds, percent of the line rate (three, increasing);
+    /// the level is the number exceeded.
+    pub dlb_util_thresholds_pct: Vec<f64>,
+    /// `dlb` flowlet mode: reactive rebalancing moves an active flowlet when the best band
+    /// beats its port's by at least this many bands...
+    pub dlb_rebalance_delta: u32,
+    /// ...and a draw passes this probability (0: no reactive rebalancing).
+    pub dlb_rebalance_prob: f64,
+    /// `valiant`: a random intermediate per packet (default) or per flow.
+    pub valiant_granularity: ValiantGranularity,
     /// `psp`, `band_jsq`: number of queue bands n (SEEDS.md §2: 8).
     pub psp_bands: u32,
     /// `psp`, `band_jsq`: the top threshold Th_max; thresholds are i·Th_max/n.
@@ -467,6 +591,27 @@ pub struct LbConfig {
     /// Mixed deployments: other switch policies on selected switches, applied in order
     /// (later entries win). Only switch-side policies mix (hosts do nothing special).
     pub mixed: Vec<MixedDeployment>,
+    /// `bitmap`, `mixed`: entropy values per flow P (a power of two; EVs are 0..P), each
+    /// with a penalty byte in the flow's state, hence apart from `entropy_paths` (whose
+    /// default, 65536, would cost 64 KB per flow). UEC htsim's `-paths` default: 64.
+    pub bitmap_paths: u32,
+    /// `bitmap`, `mixed`: penalty added to an EV by an ECN-marked ACK (htsim: 1).
+    pub bitmap_ecn_penalty: u32,
+    /// `bitmap`, `mixed`: penalty added by a NACK of a trim before the last hop (htsim: 4).
+    pub bitmap_nack_penalty: u32,
+    /// `bitmap`, `mixed`: penalty added by a retransmission timeout (htsim: 15).
+    pub bitmap_timeout_penalty: u32,
+    /// `bitmap`, `mixed`: penalties are capped at this (htsim `_max_penalty`: 15).
+    pub bitmap_max_penalty: u32,
+    /// `bitmap`, `mixed`: UEC 1.0.3 §3.6.16.4's rule (UNVERIFIED, not in htsim): while more
+    /// than half of the EVs have a penalty, skip none (default false, as htsim).
+    pub bitmap_no_skip_above_half: bool,
+    /// `ethereal`: most subflows per flow (s_max). Unset: the number of paths through the
+    /// lowest common layer (SEEDS.md §1: one subflow per path).
+    pub ethereal_max_subflows: Option<u32>,
+    /// `ethereal`: ties between equally loaded uplinks go to the lowest index or a random
+    /// one (default random, so that hosts of an edge switch do not all favour uplink 0).
+    pub ethereal_ties: Ties,
 }
 
 impl LbConfig {
@@ -504,6 +649,19 @@ impl Default for LbConfig {
             ar_capacity_bytes: None,
             ar_thresholds_pct: vec![5.0, 10.0, 20.0],
             ar_small_bytes: 100,
+            ar_mode: SwitchGranularity::Packet,
+            ar_flowlet_us: 10.0,
+            ar_flowset_entries: 4096,
+            dlb_mode: SwitchGranularity::Packet,
+            dlb_flowlet_us: 256.0,
+            dlb_flowset_entries: 256,
+            dlb_sample_ns: 100.0,
+            dlb_load_window_us: 30.0,
+            dlb_queue_thresholds_pct: vec![5.0, 10.0, 20.0],
+            dlb_util_thresholds_pct: vec![0.0, 15.0, 50.0],
+            dlb_rebalance_delta: 2,
+            dlb_rebalance_prob: 0.0,
+            valiant_granularity: ValiantGranularity::Packet,
             psp_bands: 8,
             psp_th_max_bytes: 960_000,
             psp_weights: None,
@@ -515,6 +673,14 @@ impl Default for LbConfig {
             conga_flowlet_us: 0.0,
             sglb_advert_ns: 2_000.0,
             mixed: Vec::new(),
+            bitmap_paths: 64,
+            bitmap_ecn_penalty: 1,
+            bitmap_nack_penalty: 4,
+            bitmap_timeout_penalty: 15,
+            bitmap_max_penalty: 15,
+            bitmap_no_skip_above_half: false,
+            ethereal_max_subflows: None,
+            ethereal_ties: Ties::Random,
         }
     }
 }

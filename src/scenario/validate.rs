@@ -57,6 +57,35 @@ fn check_rate(field: &str, gbps: f64) -> Result<()> {
 const MAX_RATE_GBPS: f64 = 1e6;
 const MAX_LATENCY_NS: f64 = 1e9;
 
+/// A flowlet gap in µs: from 0 to 10^6.
+fn check_micros(field: &str, us: f64) -> Result<()> {
+    if !us.is_finite() || !(0.0..=MAX_LATENCY_NS / 1e3).contains(&us) {
+        bail_field!(field, "must be a time in µs from 0 to 10^6 (got {us})");
+    }
+    Ok(())
+}
+
+/// A flow table's entries: 1 to 2^24.
+fn check_table(field: &str, entries: u32) -> Result<()> {
+    if !(1..=1 << 24).contains(&entries) {
+        bail_field!(field, "must be from 1 to 16777216 entries (got {entries})");
+    }
+    Ok(())
+}
+
+/// Three increasing percentages in (`above`, 100].
+fn check_levels(field: &str, t: &[f64], above: f64) -> Result<()> {
+    let increasing = t.windows(2).all(|w| w[0] < w[1]);
+    if t.len() != 3 || !increasing || !t.iter().all(|&x| x > above && x <= 100.0) {
+        let lowest = if above < 0.0 { "[0" } else { "(0" };
+        bail_field!(
+            field,
+            "must be three increasing percentages in {lowest}, 100] (got {t:?})"
+        );
+    }
+    Ok(())
+}
+
 fn check_latency(field: &str, ns: f64) -> Result<()> {
     if !ns.is_finite() || ns < 0.0 {
         bail_field!(field, "must be a non-negative latency in ns (got {ns})");
@@ -128,6 +157,11 @@ impl Scenario {
             }
         }
 
+        let f = self.failures.link_probability;
+        if !(0.0..1.0).contains(&f) {
+            bail_field!("failures.link_probability", "must be in [0, 1) (got {f})");
+        }
+
         let p = &self.packet;
         if p.payload_bytes == 0 {
             bail_field!("packet.payload_bytes", "must be at least 1");
@@ -172,8 +206,10 @@ impl Scenario {
             );
         }
         self.validate_reps()?;
+        self.validate_bitmap_and_ethereal()?;
         self.validate_queue_aware_lb()?;
         self.validate_ar()?;
+        self.validate_dlb()?;
         self.validate_psp()?;
         self.validate_conga()?;
         self.validate_remote_lb()?;
@@ -318,6 +354,39 @@ impl Scenario {
             bail_field!(
                 "lb.reps_freeze_rtt_gate",
                 "must be a number of base RTTs from 1 to 10^6 (got {g})"
+            );
+        }
+        Ok(())
+    }
+
+    /// The UEC bitmap's (`bitmap`, `mixed`) and Ethereal's parameters, checked whatever the
+    /// policy.
+    fn validate_bitmap_and_ethereal(&self) -> Result<()> {
+        let lb = &self.lb;
+        let p = lb.bitmap_paths;
+        if !p.is_power_of_two() || p > 65_536 {
+            bail_field!(
+                "lb.bitmap_paths",
+                "must be a power of two from 1 to 65536 entropy values (got {p})"
+            );
+        }
+        for (field, v) in [
+            ("lb.bitmap_ecn_penalty", lb.bitmap_ecn_penalty),
+            ("lb.bitmap_nack_penalty", lb.bitmap_nack_penalty),
+            ("lb.bitmap_timeout_penalty", lb.bitmap_timeout_penalty),
+        ] {
+            if v > 255 {
+                bail_field!(field, "must be from 0 to 255 (got {v})");
+            }
+        }
+        let m = lb.bitmap_max_penalty;
+        if m == 0 || m > 255 {
+            bail_field!("lb.bitmap_max_penalty", "must be from 1 to 255 (got {m})");
+        }
+        if lb.ethereal_max_subflows == Some(0) {
+            bail_field!(
+                "lb.ethereal_max_subflows",
+                "must be at least 1 subflow per flow (got 0)"
             );
         }
         Ok(())
@@ -497,6 +566,8 @@ impl Scenario {
         if lb.ar_capacity_bytes == Some(0) {
             bail_field!("lb.ar_capacity_bytes", "must be at least 1 byte");
         }
+        check_micros("lb.ar_flowlet_us", lb.ar_flowlet_us)?;
+        check_table("lb.ar_flowset_entries", lb.ar_flowset_entries)?;
         let t = &lb.ar_thresholds_pct;
         let increasing = t.windows(2).all(|w| w[0] < w[1]);
         if t.len() != 3 || !increasing || !t.iter().all(|&x| x > 0.0 && x <= 100.0) {
@@ -504,6 +575,49 @@ impl Scenario {
                 "lb.ar_thresholds_pct",
                 "must be three increasing percentages in (0, 100] (got {t:?})"
             );
+        }
+        Ok(())
+    }
+
+    /// DLB's sampling, load window, thresholds, flowlets and rebalancing.
+    fn validate_dlb(&self) -> Result<()> {
+        let lb = &self.lb;
+        check_micros("lb.dlb_flowlet_us", lb.dlb_flowlet_us)?;
+        check_table("lb.dlb_flowset_entries", lb.dlb_flowset_entries)?;
+        let t = lb.dlb_sample_ns;
+        if !t.is_finite() || !(0.001..=MAX_LATENCY_NS).contains(&t) {
+            bail_field!(
+                "lb.dlb_sample_ns",
+                "must be a time in ns from 0.001 to 10^9 (got {t})"
+            );
+        }
+        let w = lb.dlb_load_window_us;
+        if !w.is_finite() || w * 1e3 < t || w > MAX_LATENCY_NS / 1e3 {
+            bail_field!(
+                "lb.dlb_load_window_us",
+                "must be a time in µs from lb.dlb_sample_ns ({t} ns) to 10^6 (got {w})"
+            );
+        }
+        check_levels(
+            "lb.dlb_queue_thresholds_pct",
+            &lb.dlb_queue_thresholds_pct,
+            0.0,
+        )?;
+        check_levels(
+            "lb.dlb_util_thresholds_pct",
+            &lb.dlb_util_thresholds_pct,
+            -1.0,
+        )?;
+        if lb.dlb_rebalance_delta == 0 || lb.dlb_rebalance_delta > 7 {
+            bail_field!(
+                "lb.dlb_rebalance_delta",
+                "must be from 1 to 7 quality bands (got {})",
+                lb.dlb_rebalance_delta
+            );
+        }
+        let p = lb.dlb_rebalance_prob;
+        if !(0.0..=1.0).contains(&p) {
+            bail_field!("lb.dlb_rebalance_prob", "must be in [0, 1] (got {p})");
         }
         Ok(())
     }
@@ -553,7 +667,7 @@ impl Scenario {
         if period > 0.0 && !any_queue_aware {
             bail_field!(
                 "lb.state_update_period_ns",
-                "only used by the queue-aware policies (jsq, choice, drill, topk, psp, band_jsq), not by \"{}\"",
+                "only used by the queue-aware policies (jsq, choice, drill, topk, psp, band_jsq, dlb), not by \"{}\"",
                 lb.policy.name()
             );
         }

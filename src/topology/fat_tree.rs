@@ -112,6 +112,15 @@ impl FatTree {
         }
     }
 
+    /// Every uplink of edge/aggregation (leaf) switch `n` (ports `h..2h`).
+    #[inline]
+    pub fn route_up(&self, _n: NodeId) -> Route<'static> {
+        Route::Choice(Candidates::Range {
+            first: self.h as u16,
+            count: self.h as u16,
+        })
+    }
+
     /// Index and count of the subtrees of height `level` that contain hosts: level 1 = edge
     /// switches, level 2 = pods.
     #[inline]

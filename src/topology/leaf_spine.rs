@@ -71,6 +71,15 @@ impl LeafSpine {
         }
     }
 
+    /// Every uplink of edge/aggregation (leaf) switch `n` (ports `h..2h`).
+    #[inline]
+    pub fn route_up(&self, _n: NodeId) -> Route<'static> {
+        Route::Choice(Candidates::Range {
+            first: self.h as u16,
+            count: self.h as u16,
+        })
+    }
+
     /// Index and count of the subtrees of height `level` that contain hosts: leaves.
     #[inline]
     pub fn subtree(&self, dst: NodeId, _level: u8) -> (u32, u32) {

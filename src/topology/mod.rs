@@ -20,8 +20,12 @@
 //! - `now` is an argument of `route` and `peer` so that time-varying fabrics (Opera) compute
 //!   them from the time and the seed alone; static fabrics ignore it.
 
+mod failures;
 mod fat_tree;
 mod leaf_spine;
+
+pub use failures::contains;
+use failures::FailureRoutes;
 
 use crate::rng::{stream, Purpose};
 use crate::scenario::{FieldError, Scenario, TopologyKind};
@@ -124,6 +128,8 @@ pub struct Fabric {
     pub num_hosts: u32,
     shape: Shape,
     node_tier: Vec<u8>,
+    /// The highest tier (cores, spines).
+    top_tier: u8,
     port_base: Vec<u32>,
     port_peer_node: Vec<NodeId>,
     port_peer_port: Vec<u16>,
@@ -133,6 +139,8 @@ pub struct Fabric {
     /// The scenario field each class's latency came from (for error messages).
     latency_fields: Vec<String>,
     stage_names: &'static [&'static str],
+    /// Routes around failed links (`[failures]`); `None` in a fault-free fabric.
+    failures: Option<Box<FailureRoutes>>,
 }
 
 /// What a topology builder hands to [`Fabric::assemble`]: per node, its tier and its ports as
@@ -222,6 +230,7 @@ impl Fabric {
             num_hosts,
             shape,
             node_tier: w.node_tier,
+            top_tier: top,
             port_base,
             port_peer_node: peer_node,
             port_peer_port: peer_port,
@@ -230,6 +239,7 @@ impl Fabric {
             link_classes,
             latency_fields: vec![],
             stage_names: &[],
+            failures: None,
         };
         assert!(f.check_symmetric(), "topology wiring is not symmetric");
         f
@@ -344,6 +354,11 @@ impl Fabric {
     pub fn port_id(&self, n: NodeId, p: u16) -> u32 {
         self.port_base[n as usize] + p as u32
     }
+    /// The node and port of global port id `g` (inverse of [`Fabric::port_id`]).
+    pub fn port_of_id(&self, g: u32) -> (NodeId, u16) {
+        let n = self.port_base.partition_point(|&b| b <= g) - 1;
+        (n as NodeId, (g - self.port_base[n]) as u16)
+    }
     /// The node and input port that port `p` of node `n` leads to at time `now_ps`.
     #[inline]
     pub fn peer(&self, n: NodeId, p: u16, _now_ps: u64) -> (NodeId, u16) {
@@ -376,11 +391,39 @@ impl Fabric {
         self.stage_names
     }
 
-    /// Where switch `n` may forward a packet for host `dst` at time `now_ps`.
+    /// Where switch `n` may forward a packet for host `dst` at time `now_ps`: with failed
+    /// links, only the ports that still reach `dst` on a shortest path.
     #[inline]
     pub fn route(&self, n: NodeId, dst: NodeId, _now_ps: u64) -> Route<'_> {
         debug_assert!(!self.is_host(n));
+        if let Some(f) = &self.failures {
+            if let Some(valid) = f.route(n, self.num_hosts, self.subtree(dst, 1).0) {
+                return Route::Choice(Candidates::List(valid));
+            }
+        }
         dispatch!(self, s => s.route(n, dst))
+    }
+
+    /// The failure-free route of switch `n` toward `dst`: rotations over all uplinks (Ofan's
+    /// pointers, Simple RR, DRB's path digits) index into it and skip invalid ports.
+    #[inline]
+    pub fn route_all(&self, n: NodeId, dst: NodeId) -> Route<'_> {
+        debug_assert!(!self.is_host(n));
+        dispatch!(self, s => s.route(n, dst))
+    }
+
+    /// The highest tier (3: fat-tree cores, 2: leaf-spine spines).
+    #[inline]
+    pub fn top_tier(&self) -> u8 {
+        self.top_tier
+    }
+
+    /// The uplinks of switch `n` below the top tier, whatever the destination: where a
+    /// packet still climbing to a Valiant intermediate goes (not a shortest path).
+    #[inline]
+    pub fn route_up(&self, n: NodeId, _now_ps: u64) -> Route<'_> {
+        debug_assert!(!self.is_host(n) && self.tier(n) < self.top_tier);
+        dispatch!(self, s => s.route_up(n))
     }
 
     /// Index and count of the subtrees of height `level` (1 = one edge/leaf switch and its

@@ -207,7 +207,7 @@ impl Swift {
     /// At most one decrease per smoothed RTT.
     fn can_decrease(&self, now_ps: u64) -> bool {
         self.last_decrease_ps
-            .map_or(true, |t| now_ps.saturating_sub(t) >= self.srtt_ps)
+            .is_none_or(|t| now_ps.saturating_sub(t) >= self.srtt_ps)
     }
 
     fn loss_decrease(&mut self, now_ps: u64) {
