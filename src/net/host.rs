@@ -419,7 +419,14 @@ impl Host {
                     return;
                 }
                 f.timers().pace.clear();
-                self.after_progress(arg as u32, now_ps, out);
+                let i = arg as u32;
+                if self.after_progress(i, now_ps, out) && m.workload.pinned(self.id, i).is_some() {
+                    // A background flow keeps its rate: its due packet goes before the
+                    // workload's flows (which share what is left of the NIC).
+                    let back = self.nic.active.pop_back();
+                    debug_assert_eq!(back, Some(i));
+                    self.nic.active.push_front(i);
+                }
             }
             TimerKind::NicWake => return, // superseded by an earlier wake-up
             TimerKind::SwitchLb => unreachable!("host {} has no switch LB", self.id),
