@@ -63,6 +63,17 @@ pub const ADVERT_ENTRIES: u32 = 16;
 /// Marks "no DRB path" in [`Packet::via`].
 pub const NO_VIA: u32 = u32::MAX;
 
+/// In [`Packet::via`] (other than [`NO_VIA`]): the code is a background flow's pinned path,
+/// which every switch follows whatever its policy (`workload/background.rs`). Path codes
+/// stay far below this bit (at most the product of two tiers' uplink counts).
+pub const PINNED: u32 = 1 << 30;
+
+/// Whether `via` is a pinned path code.
+#[inline]
+pub fn is_pinned(via: u32) -> bool {
+    via != NO_VIA && via & PINNED != 0
+}
+
 /// Bits of [`Packet::flags`].
 pub mod flags {
     /// Congestion experienced: set by a switch on a data packet.

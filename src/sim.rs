@@ -70,6 +70,8 @@ pub struct RunOutput {
     pub rho_max: Option<f64>,
     pub loop_stats: LoopStats,
     pub wall_s: f64,
+    /// Of `wall_s`, building the model and the plan (rank 0; the rho_max LP included).
+    pub setup_wall_s: f64,
     pub threads: usize,
     pub ranks: u32,
     pub partitions: u32,
@@ -165,6 +167,7 @@ fn setup(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<(Model, Pla
 pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<Option<RunOutput>> {
     let start = Instant::now();
     let setup = setup(s, opts, comm);
+    let setup_wall_s = start.elapsed().as_secs_f64();
     let root = comm.rank() == 0;
     let failed = comm.sum_u64(&[setup.is_err() as u64, (setup.is_err() && root) as u64]);
     let (m, plan) = match setup {
@@ -358,6 +361,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         switches: m.fabric.num_switches(),
         loop_stats,
         wall_s: start.elapsed().as_secs_f64(),
+        setup_wall_s,
         threads: opts.threads,
         ranks: comm.ranks(),
         partitions: plan.parts,

@@ -72,7 +72,7 @@ pub(crate) fn code_is_valid(fabric: &Fabric, src: NodeId, dst: NodeId, via: u32)
 /// What a switch of tier `tier` divides a path code by before taking it modulo its uplink
 /// count: the product of the uplink counts of the tiers below it.
 pub fn digit_divisor(fabric: &Fabric, tier: u8) -> u32 {
-    (1..tier).map(|t| fabric.tier_uplinks(t) as u32).product()
+    fabric.path_digit_divisor(tier)
 }
 
 #[cfg(test)]

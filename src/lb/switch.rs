@@ -651,6 +651,49 @@ mod tests {
         );
     }
 
+    /// SEEDS.md: under failures Ofan keeps advancing the pointer until it yields a valid
+    /// port. k = 6: edge switch 54 (nodes: 54 hosts first) has uplinks 3, 4, 5; with 4 failed,
+    /// a key's rotation over the three visits the two valid ports alternately, so 300
+    /// packets give exactly 150 each (Simple RR likewise skips the failed port).
+    #[test]
+    fn rotations_skip_failed_uplinks_and_split_evenly_over_the_rest() {
+        for policy in [LbPolicy::Ofan, LbPolicy::SimpleRr] {
+            let mut s = Scenario::default();
+            s.topology.k = 6;
+            s.lb.policy = policy;
+            s.failures.links = vec![crate::scenario::FailedLink { node: 54, port: 4 }];
+            s.validate().unwrap();
+            let m = Model::build(&s).unwrap();
+            let node = 54;
+            let mut lb = SwitchLb::new(&m.lb, &m.fabric, node, &mut Pcg32::seed_from_u64(1));
+            let (_, _, mut pkt) = edge_switch(LbPolicy::Jsq);
+            pkt.dst = 53; // another pod
+            let crate::topology::Route::Choice(candidates) = m.fabric.route(node, pkt.dst, 0)
+            else {
+                panic!("an uplink choice")
+            };
+            assert_eq!(candidates.iter().collect::<Vec<_>>(), vec![3, 5]);
+            let mut rng = Pcg32::seed_from_u64(2);
+            let mut hist = [0u32; 6];
+            for _ in 0..300 {
+                let p = lb.choose(&mut SwitchCtx {
+                    fabric: &m.fabric,
+                    shared: &m.lb,
+                    node,
+                    pkt: &pkt,
+                    in_port: 0,
+                    candidates,
+                    queues: &Live(vec![0; 6]),
+                    now_ps: 0,
+                    salt: 0,
+                    rng: &mut rng,
+                });
+                hist[p as usize] += 1;
+            }
+            assert_eq!(hist, [0, 0, 0, 150, 0, 150], "{policy:?}");
+        }
+    }
+
     #[test]
     fn stale_state_memory_is_reported() {
         let (m, _, _) = edge_switch(LbPolicy::Drill);

@@ -420,7 +420,14 @@ impl Host {
                     return;
                 }
                 f.timers().pace.clear();
-                self.after_progress(arg as u32, now_ps, out);
+                let i = arg as u32;
+                if self.after_progress(i, now_ps, out) && m.workload.pinned(self.id, i).is_some() {
+                    // A background flow keeps its rate: its due packet goes before the
+                    // workload's flows (which share what is left of the NIC).
+                    let back = self.nic.active.pop_back();
+                    debug_assert_eq!(back, Some(i));
+                    self.nic.active.push_front(i);
+                }
             }
             TimerKind::NicWake => return, // superseded by an earlier wake-up
             TimerKind::SwitchLb => unreachable!("host {} has no switch LB", self.id),
@@ -469,11 +476,13 @@ impl Host {
                 &mut self.subflow_loads,
                 &mut self.rng,
             );
+            // Background flows pace themselves with the flow pacing timer.
+            let timed = m.transport.is_reliable() || m.workload.pinned(self.id, i).is_some();
             self.flows.push(FlowSender {
                 sender: Sender::new(&m.transport, packets as u32, full, last, &env),
                 path,
                 in_rotation: true,
-                timers: m.transport.is_reliable().then(Box::default),
+                timers: timed.then(Box::default),
             });
             self.nic.active.push_back(i);
         }
@@ -552,13 +561,26 @@ impl Host {
             }
             return None;
         };
-        if f.sender.has_data() {
+        let pinned = m.workload.pinned(self.id, i);
+        if f.sender.has_data() && pinned.is_none() {
             self.nic.active.push_back(i);
         } else {
             f.in_rotation = false;
         }
+        if let (Some(pin), true) = (pinned, f.sender.has_data()) {
+            // A background flow sends its next packet one gap after this one's start.
+            let at = begin + pin.gap_ps;
+            self.timers.set(
+                &mut f.timers().pace,
+                self.id,
+                TimerKind::FlowPace,
+                i as u64,
+                at,
+                out,
+            );
+        }
         let flow = m.workload.flow(self.id, i);
-        let (entropy, via) = m.lb.host.next_packet(
+        let (entropy, mut via) = m.lb.host.next_packet(
             &m.fabric,
             &mut f.path,
             self.id,
@@ -568,6 +590,9 @@ impl Host {
             m.lb.cfg.entropy_paths,
             &mut self.rng,
         );
+        if let Some(pin) = pinned {
+            via = pin.via;
+        }
         if let Sender::Reliable(s) = &mut f.sender {
             s.set_entropy(send.seq, entropy);
         }
@@ -587,7 +612,11 @@ impl Host {
             via,
             entropy,
             kind: PacketKind::Data,
-            flags: self.data_flags(m, &send) | m.lb.host.data_flags(via),
+            flags: self.data_flags(m, &send)
+                | match pinned {
+                    Some(_) => 0,
+                    None => m.lb.host.data_flags(via),
+                },
         })
     }
 }

@@ -163,6 +163,9 @@ impl Switch {
         }
         let route = if pkt.flags & flags::VALIANT_UP != 0 {
             crate::lb::valiant::route(&m.fabric, self.id, &mut pkt, now_ps)
+        } else if crate::packet::is_pinned(pkt.via) && pkt.is_data() {
+            let p = crate::workload::background::pinned_port(&m.fabric, self.id, pkt.dst, pkt.via);
+            Route::Port(p)
         } else {
             m.fabric.route(self.id, pkt.dst, now_ps)
         };

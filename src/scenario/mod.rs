@@ -787,6 +787,24 @@ pub struct WorkloadConfig {
     pub load: Option<f64>,
     /// Continuous: how long hosts keep starting messages, in µs (required).
     pub duration_us: Option<f64>,
+    /// Background flows pinned to an explicit path at a fixed rate (the PSP paper's
+    /// "200 Gb/s on tor15-spine8-tor10"), sent besides the workload.
+    pub background: Vec<BackgroundFlow>,
+}
+
+/// `[[workload.background]]`: a flow from host `src` to host `dst` along the switches of
+/// `path` (src's edge switch first, dst's last, each linked to the next, a shortest path),
+/// paced at `rate_gbps` (data frames on the wire, gap included) from time 0 for `duration_us`
+/// (unset: `workload.duration_us`). Switches forward it along its path whatever their
+/// policy; it counts as one more flow of its source.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundFlow {
+    pub src: u32,
+    pub dst: u32,
+    pub path: Vec<u32>,
+    pub rate_gbps: f64,
+    pub duration_us: Option<f64>,
 }
 
 impl Default for WorkloadConfig {
@@ -798,6 +816,7 @@ impl Default for WorkloadConfig {
             inter_pod: false,
             load: None,
             duration_us: None,
+            background: Vec::new(),
         }
     }
 }

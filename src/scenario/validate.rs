@@ -230,6 +230,21 @@ impl Scenario {
         }
 
         let w = &self.workload;
+        for (i, b) in w.background.iter().enumerate() {
+            let field = |f: &str| format!("workload.background[{i}].{f}");
+            check_rate(&field("rate_gbps"), b.rate_gbps)?;
+            match b.duration_us.or(w.duration_us) {
+                Some(d) if d > 0.0 && d.is_finite() => {}
+                Some(d) => bail_field!(field("duration_us"), "must be positive (got {d})"),
+                None => bail_field!(
+                    field("duration_us"),
+                    "required unless workload.duration_us is set"
+                ),
+            }
+            if b.path.is_empty() {
+                bail_field!(field("path"), "must list the switches from src's to dst's");
+            }
+        }
         if w.kind != WorkloadKind::Continuous {
             if w.load.is_some() {
                 bail_field!("workload.load", "only used with kind = \"continuous\"");

@@ -440,6 +440,13 @@ impl Fabric {
         dispatch!(self, s => s.lca_tier(a, b))
     }
 
+    /// What a switch of tier `tier` divides a path code by before taking it modulo its
+    /// candidate count (DRB, Valiant, pinned paths): the product of the uplink counts of the
+    /// tiers below it, so the first hop's digit is the lowest.
+    pub fn path_digit_divisor(&self, tier: u8) -> u32 {
+        (1..tier).map(|t| self.tier_uplinks(t) as u32).product()
+    }
+
     /// Uplinks of every switch of tier `t` below the top (the same for the whole tier).
     pub fn tier_uplinks(&self, t: u8) -> u16 {
         dispatch!(self, s => s.tier_uplinks(t))

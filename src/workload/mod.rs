@@ -16,6 +16,7 @@
 //! [`Workload::flow`], so triggers fit there.
 
 mod all_to_all;
+pub mod background;
 mod continuous;
 mod matrix;
 mod permutation;
@@ -49,10 +50,22 @@ pub enum Workload {
     Table(matrix::FlowTable),
     /// Back-to-back messages to random hosts of other groups at an offered load.
     Continuous(continuous::Continuous),
+    /// Another workload with background flows pinned to paths (`background.rs`); a host's
+    /// background flows come first.
+    WithBackground(Box<Workload>, background::Background),
 }
 
 impl Workload {
     pub fn build(s: &Scenario, fabric: &Fabric) -> Result<Workload> {
+        let base = Workload::build_base(s, fabric)?;
+        let bg = background::Background::build(s, fabric)?;
+        Ok(match bg.is_empty() {
+            true => base,
+            false => Workload::WithBackground(Box::new(base), bg),
+        })
+    }
+
+    fn build_base(s: &Scenario, fabric: &Fabric) -> Result<Workload> {
         let num_hosts = fabric.num_hosts;
         Ok(match s.workload.kind {
             WorkloadKind::Permutation => {
@@ -98,6 +111,16 @@ impl Workload {
             Workload::AllToAll { hosts, .. } => hosts - 1,
             Workload::Table(t) => t.flows_of(h),
             Workload::Continuous(c) => c.count,
+            Workload::WithBackground(w, bg) => bg.of(h).len() as u32 + w.flows_of(h),
+        }
+    }
+
+    /// The background flow that flow `i` of host `h` is, if it is one.
+    #[inline]
+    pub fn pinned(&self, h: u32, i: u32) -> Option<&background::Pinned> {
+        match self {
+            Workload::WithBackground(_, bg) => bg.of(h).get(i as usize),
+            _ => None,
         }
     }
 
@@ -115,6 +138,10 @@ impl Workload {
             Workload::AllToAll { hosts, bytes } => all_to_all::flow(*hosts, *bytes, h, i),
             Workload::Table(t) => t.flow(h, i),
             Workload::Continuous(c) => c.flow(h, i),
+            Workload::WithBackground(w, bg) => match bg.of(h).get(i as usize) {
+                Some(p) => p.flow,
+                None => w.flow(h, i - bg.of(h).len() as u32),
+            },
         }
     }
 
@@ -136,6 +163,9 @@ impl Workload {
             Workload::AllToAll { hosts, bytes } => (*hosts as u64 - 1) * bytes,
             Workload::Table(t) => (0..t.flows_of(h)).map(|i| t.flow(h, i).bytes).sum(),
             Workload::Continuous(c) => c.count as u64 * c.bytes,
+            Workload::WithBackground(w, bg) => {
+                w.bytes_of(h) + bg.of(h).iter().map(|p| p.flow.bytes).sum::<u64>()
+            }
         }
     }
 
@@ -145,6 +175,7 @@ impl Workload {
             Workload::AllToAll { .. } => "all_to_all",
             Workload::Table(_) => "matrix",
             Workload::Continuous(_) => "continuous",
+            Workload::WithBackground(w, _) => w.kind_name(),
         }
     }
 }
