@@ -121,8 +121,9 @@ pub struct Packet {
     /// Under `lb.policy = "conga"` (whose hosts set no path code: only DRB's and Valiant's
     /// do) it is CONGA's overlay
     /// header instead, written by switches ([`crate::lb::conga::Overlay`]): bits 0-7 LBTag
-    /// (the source leaf's uplink index), 8-15 CE, 16-23 FB_LBTag, 24-31 FB_Metric; 0xFF in
-    /// a tag means "none", and `NO_VIA` (all ones) is a packet without an overlay.
+    /// (the source leaf's uplink index), 8-15 CE, 16-23 FB_LBTag, 24-31 FB_Metric (metrics
+    /// < 64, so bit 30, [`PINNED`], stays clear); 0xFF in a tag means "none", and `NO_VIA`
+    /// (all ones) or a pinned code is a packet without an overlay.
     pub via: u32,
     /// Host-chosen entropy value (ECMP/RPS hashing).
     pub entropy: u16,

@@ -52,7 +52,14 @@ fn slow_leaf(policy: LbPolicy, path: Vec<u32>, dir: &std::path::Path) -> Scenari
 #[test]
 fn switches_follow_the_pinned_path_at_the_flows_rate() {
     let dir = tempfile::tempdir().unwrap();
-    for policy in [LbPolicy::Jsq, LbPolicy::Psp, LbPolicy::Rsq, LbPolicy::Ofan] {
+    for policy in [
+        LbPolicy::Jsq,
+        LbPolicy::Psp,
+        LbPolicy::Rsq,
+        LbPolicy::Ofan,
+        LbPolicy::Conga,
+        LbPolicy::Sglb,
+    ] {
         let o = run(&slow_leaf(policy, vec![32, 41, 39], dir.path()), 1, 1);
         assert_eq!(o.flows_incomplete, 0);
         assert_eq!(o.flows_total, 2);

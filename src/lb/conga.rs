@@ -31,11 +31,13 @@
 //! aggregation switches choose among their cores by their local DRE metric alone (uniform
 //! among the least).
 //!
-//! The overlay travels in `Packet::via` (see `crate::packet`), which only DRB uses otherwise.
+//! The overlay travels in `Packet::via` (see `crate::packet`), which only DRB and Valiant
+//! use otherwise; background flows' pinned path codes (`PINNED`, bit 30) are left alone,
+//! and Q is at most 6 bits so that no overlay ever looks pinned.
 
 use super::flowlet::FlowletTable;
 use super::ties::uniform_among;
-use crate::packet::{Packet, NO_VIA};
+use crate::packet::{is_pinned, Packet, NO_VIA};
 use crate::scenario::LbConfig;
 use crate::topology::{Candidates, Fabric, NodeId};
 use rand_pcg::Pcg32;
@@ -132,9 +134,13 @@ pub struct Overlay {
 }
 
 impl Overlay {
-    /// The overlay of `via`, if the packet has one.
+    /// The overlay of `via`, if the packet has one (a background flow's pinned path code is
+    /// not one: with Q ≤ 6 bits no overlay sets bit 30, `packet::PINNED`).
     #[inline]
     pub fn read(via: u32) -> Option<Overlay> {
+        if is_pinned(via) {
+            return None;
+        }
         let o = Overlay {
             lb_tag: via as u8,
             ce: (via >> 8) as u8,
@@ -315,6 +321,10 @@ impl Conga {
         p: &CongaParams,
     ) {
         self.dre[out as usize].add(pkt.size_bytes as u64, now_ps, p);
+        if is_pinned(pkt.via) {
+            // A background flow's path code: it counts in the DRE but carries no overlay.
+            return;
+        }
         match (self.role[out as usize], self.role[in_port as usize]) {
             (Role::Host, _) => {
                 if let (Some(o), Some(l)) = (Overlay::read(pkt.via), self.leaf.as_mut()) {
@@ -465,6 +475,15 @@ mod tests {
         };
         assert_eq!(Overlay::read(o.word()), Some(o));
         assert_eq!(Overlay::read(NO_VIA), None);
+        // The largest overlay with Q = 6 never carries the pinned-path bit.
+        let top = Overlay {
+            lb_tag: 254,
+            ce: 63,
+            fb_tag: 254,
+            fb_metric: 63,
+        };
+        assert!(!is_pinned(top.word()) && Overlay::read(top.word()).is_some());
+        assert_eq!(Overlay::read(crate::packet::PINNED | 5), None);
     }
 
     /// The selected uplink minimises max(local, remote): leaf 0, spines at ports 2 and 3.

@@ -579,7 +579,7 @@ pub struct LbConfig {
     pub conga_t_dre_us: f64,
     /// `conga`: DRE decay factor α in (0, 1].
     pub conga_alpha: f64,
-    /// `conga`: bits Q of the quantized congestion metric (1 to 8).
+    /// `conga`: bits Q of the quantized congestion metric (1 to 6).
     pub conga_q_bits: u32,
     /// `conga`: remote metrics older than this (µs) read as 0 (aging every T_age/4).
     pub conga_t_age_us: f64,

@@ -523,10 +523,10 @@ impl Scenario {
                 "must be in (0, 1], at least 2^-16 (got {a})"
             );
         }
-        if !(1..=8).contains(&lb.conga_q_bits) {
+        if !(1..=6).contains(&lb.conga_q_bits) {
             bail_field!(
                 "lb.conga_q_bits",
-                "must be from 1 to 8 (the metric travels in one byte; got {})",
+                "must be from 1 to 6 (the metric travels in 6 bits of the overlay; got {})",
                 lb.conga_q_bits
             );
         }
