@@ -1,8 +1,8 @@
 //! A flowlet table (Broadcom DLB's "flowset table", htsim's per-flow sticky choices): a fixed
 //! number of entries, each the port the last packet of the flows hashed to it took and when.
-//! Used by DLB in flowlet mode and by AR per flowlet. Flows are hashed (salted per switch)
-//! onto the entries, so distinct flows may share one, as in the ASIC's table; the table is
-//! allocated once per switch, never per packet.
+//! Used by DLB in flowlet mode, by AR per flowlet and by CONGA with a flowlet timeout. Flows
+//! are hashed (salted per switch) onto the entries, so distinct flows may share one, as in
+//! the ASIC's table; the table is allocated once per switch, never per packet.
 
 use super::ecmp::jenkins_hash;
 use serde::{Deserialize, Serialize};

@@ -63,7 +63,8 @@ pub enum SwitchLb {
     Sglb(Box<Remote>),
     Dlb(Dlb),
     /// A queue-aware policy deciding from a snapshot of the switch's queues refreshed every
-    /// period (`lb.state_update_period_ns`) by the LB timer; the inner policy has no timer.
+    /// period (`lb.state_update_period_ns`) by the LB timer; the inner policy has no timer of
+    /// its own (`psp_remote`'s adverts, on the same period, run on this one).
     Stale {
         snapshot: Snapshot,
         inner: Box<SwitchLb>,
