@@ -2,7 +2,7 @@
 
 mod common;
 use common::{results, scenario};
-use weft::scenario::{LbPolicy, SwitchGranularity, TopologyKind, ValiantGranularity};
+use weft::scenario::{LbPolicy, TopologyKind};
 
 #[test]
 fn results_do_not_depend_on_threads_or_partitions() {
@@ -367,13 +367,7 @@ fn flowlet_and_per_flow_modes_are_deterministic_across_threads_and_partitions() 
         for (kind, k) in [(TopologyKind::FatTree, 4), (TopologyKind::LeafSpine, 8)] {
             let plain = scenario(kind, k, policy, 64 * 1024);
             let mut s = plain.clone();
-            s.lb.ar_mode = SwitchGranularity::Flowlet;
-            s.lb.ar_flowlet_us = 0.05;
-            s.lb.dlb_mode = SwitchGranularity::Flowlet;
-            s.lb.dlb_flowlet_us = 0.05;
-            s.lb.dlb_rebalance_prob = 0.5;
-            s.lb.valiant_granularity = ValiantGranularity::Flow;
-            s.validate().unwrap();
+            common::flowlet_and_per_flow_modes(&mut s);
             let what = format!("{policy:?} {kind:?} flowlet/flow");
             let reference = results(&s, 1, 1);
             for (threads, parts) in [(2, 2), (2, 4), (1, 4), (2, 3)] {

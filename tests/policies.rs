@@ -3,9 +3,7 @@
 
 mod common;
 use common::{run, scenario};
-use weft::scenario::{
-    BufferBytes, LbPolicy, SwitchGranularity, TopologyKind, ValiantGranularity, WorkloadKind,
-};
+use weft::scenario::{BufferBytes, LbPolicy, TopologyKind, WorkloadKind};
 
 /// Every flow completed and nothing was lost. Policies that need the reliable transport
 /// (REPS, run with a fixed window: see `common::scenario`) may resend a packet the SACK
@@ -235,13 +233,7 @@ fn flowlet_and_per_flow_modes_complete_and_conserve() {
     for (kind, k) in [(TopologyKind::FatTree, 4), (TopologyKind::LeafSpine, 6)] {
         for policy in [LbPolicy::Ar, LbPolicy::Dlb, LbPolicy::Valiant] {
             let mut s = scenario(kind, k, policy, 100_000);
-            s.lb.ar_mode = SwitchGranularity::Flowlet;
-            s.lb.ar_flowlet_us = 0.05;
-            s.lb.dlb_mode = SwitchGranularity::Flowlet;
-            s.lb.dlb_flowlet_us = 0.05;
-            s.lb.dlb_rebalance_prob = 0.5;
-            s.lb.valiant_granularity = ValiantGranularity::Flow;
-            s.validate().unwrap();
+            common::flowlet_and_per_flow_modes(&mut s);
             let o = run(&s, 1, 1);
             check_complete(&o, &format!("{policy:?} {kind:?} k={k} flowlet/flow"));
         }

@@ -102,14 +102,9 @@ mod tests {
     use super::*;
     use crate::packet::{test_packet, PacketKind};
     use crate::rng::{stream, Purpose};
-    use crate::scenario::{Scenario, TopologyKind};
+    use crate::scenario::TopologyKind;
 
-    fn fabric(kind: TopologyKind, k: u32) -> Fabric {
-        let mut s = Scenario::default();
-        s.topology.kind = kind;
-        s.topology.k = k;
-        Fabric::build(&s)
-    }
+    use crate::topology::test_fabric as fabric;
 
     /// Walks a data packet with code `via` from `src` to `dst` as the switches forward it
     /// (FollowPath's digit at each choice): the nodes visited, the destination last.

@@ -549,14 +549,7 @@ impl Host {
             f.in_rotation = false;
             if let Sender::Reliable(s) = &f.sender {
                 if let Some(at) = s.pacing_wait_until(begin) {
-                    self.timers.set(
-                        &mut f.timers().pace,
-                        self.id,
-                        TimerKind::FlowPace,
-                        i as u64,
-                        at,
-                        out,
-                    );
+                    arm_pace(&mut self.timers, self.id, i, f, at, out);
                 }
             }
             return None;
@@ -569,15 +562,7 @@ impl Host {
         }
         if let (Some(pin), true) = (pinned, f.sender.has_data()) {
             // A background flow sends its next packet one gap after this one's start.
-            let at = begin + pin.gap_ps;
-            self.timers.set(
-                &mut f.timers().pace,
-                self.id,
-                TimerKind::FlowPace,
-                i as u64,
-                at,
-                out,
-            );
+            arm_pace(&mut self.timers, self.id, i, f, begin + pin.gap_ps, out);
         }
         let flow = m.workload.flow(self.id, i);
         let (entropy, mut via) = m.lb.host.next_packet(
@@ -677,6 +662,25 @@ fn queue_reply(
 /// Arms flow `i`'s retransmission timer for its oldest outstanding packet, unless it is set
 /// to fire no later (a timer that fires early finds nothing due and re-arms: cheaper than
 /// re-arming on every ACK).
+/// Wakes flow `i` at `at_ps` to send again (a CCA's pacing gap, a background flow's rate).
+fn arm_pace<S: Scheduler>(
+    timers: &mut TimerSeq,
+    host: NodeId,
+    i: u32,
+    f: &mut FlowSender,
+    at_ps: u64,
+    out: &mut S,
+) {
+    timers.set(
+        &mut f.timers().pace,
+        host,
+        TimerKind::FlowPace,
+        i as u64,
+        at_ps,
+        out,
+    );
+}
+
 fn arm_rto<S: Scheduler>(
     timers: &mut TimerSeq,
     host: NodeId,

@@ -522,16 +522,19 @@ impl Fabric {
     }
 }
 
+/// A fault-free fabric of `kind` and radix `k` with default links, for unit tests.
+#[cfg(test)]
+pub(crate) fn test_fabric(kind: TopologyKind, k: u32) -> Fabric {
+    let mut s = Scenario::default();
+    s.topology.kind = kind;
+    s.topology.k = k;
+    Fabric::build(&s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn fabric(kind: TopologyKind, k: u32) -> Fabric {
-        let mut s = Scenario::default();
-        s.topology.kind = kind;
-        s.topology.k = k;
-        Fabric::build(&s)
-    }
+    use test_fabric as fabric;
 
     /// Follow routes (always the first uplink choice and also the last) from every host to a
     /// sample of destinations: every walk must reach the destination in `hops` links.

@@ -39,3 +39,16 @@ pub fn results(s: &Scenario, threads: usize, partitions: u32) -> Value {
     let o = run(s, threads, partitions);
     Summary::new(&o, serde_json::to_value(s).unwrap()).results
 }
+
+/// Switches every granular policy to its other mode: AR and DLB per flowlet (50 ns gaps,
+/// DLB rebalancing half the time), Valiant per flow.
+pub fn flowlet_and_per_flow_modes(s: &mut Scenario) {
+    use weft::scenario::{SwitchGranularity, ValiantGranularity};
+    s.lb.ar_mode = SwitchGranularity::Flowlet;
+    s.lb.ar_flowlet_us = 0.05;
+    s.lb.dlb_mode = SwitchGranularity::Flowlet;
+    s.lb.dlb_flowlet_us = 0.05;
+    s.lb.dlb_rebalance_prob = 0.5;
+    s.lb.valiant_granularity = ValiantGranularity::Flow;
+    s.validate().unwrap();
+}
