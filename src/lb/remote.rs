@@ -52,7 +52,7 @@ use serde::{Deserialize, Serialize};
 /// A port that is not an uplink.
 const NO_SLOT: u16 = u16::MAX;
 /// The best quality.
-pub const TOP_QUALITY: u8 = 7;
+pub const TOP_QUALITY: u8 = super::dlb::BEST;
 
 /// What the bytes mean.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,10 +101,10 @@ pub fn util_level(busy_ps: u64, period_ps: u64) -> u8 {
     }
 }
 
-/// DLB quality: 7 − 2·max(qLevel, uLevel).
+/// DLB quality: 7 − 2·max(qLevel, uLevel) (DLB's band, `dlb.rs`).
 #[inline]
 pub fn quality(q_level: u8, u_level: u8) -> u8 {
-    TOP_QUALITY.saturating_sub(2 * q_level.max(u_level))
+    super::dlb::DlbParams::band(q_level, u_level)
 }
 
 /// A switch's advertised and received state.
