@@ -5,7 +5,7 @@ use crate::lb::SwitchLb;
 use crate::model::Model;
 use crate::net::event::Event;
 use crate::net::Port;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, TopologyKind};
 use anyhow::Result;
 use std::fmt::Write;
 
@@ -82,11 +82,18 @@ pub fn size_report(s: &Scenario) -> Result<SizeReport> {
 impl SizeReport {
     pub fn to_text(&self, s: &Scenario) -> String {
         let mut o = String::new();
+        let t = &s.topology;
+        let shape = match t.kind {
+            TopologyKind::LeafSpine if t.leaves.or(t.spines).or(t.hosts_per_leaf).is_some() => {
+                let (l, sp, h) = t.leaf_spine_dims();
+                format!("{l} leaves x {h} hosts, {sp} spines")
+            }
+            _ => format!("k = {}", t.k),
+        };
         let _ = writeln!(
             o,
-            "scenario OK: {:?} k = {}, lb = {}, workload = {:?}",
-            s.topology.kind,
-            s.topology.k,
+            "scenario OK: {:?} {shape}, lb = {}, workload = {:?}",
+            t.kind,
             s.lb.policy.name(),
             s.workload.kind
         );

@@ -1151,7 +1151,7 @@ fn bad_transport_and_queue_settings_name_their_field() {
         ),
         (
             &["lb.policy=\"drill\"", "lb.drill_d=3"],
-            &["lb.drill_d", "k/2 = 2", "(got 3)"],
+            &["lb.drill_d", "the 2 uplinks", "(got 3)"],
         ),
         (&["lb.drill_m=5"], &["lb.drill_m", "(got 5)"]),
         (&["lb.drill_m=-1"], &["lb.drill_m"]),

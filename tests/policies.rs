@@ -262,3 +262,21 @@ fn valiant_sends_all_data_through_the_cores() {
         "guard: this permutation has intra-pod flows"
     );
 }
+
+/// A leaf-spine of explicit counts, more spines than hosts per leaf (leaves 5, spines 4,
+/// 3 hosts each): every policy completes a permutation and conserves packets.
+#[test]
+fn every_policy_completes_on_a_leaf_spine_of_explicit_counts() {
+    for policy in LbPolicy::ALL {
+        let mut s = scenario(TopologyKind::LeafSpine, 4, policy, 50_000);
+        (
+            s.topology.leaves,
+            s.topology.spines,
+            s.topology.hosts_per_leaf,
+        ) = (Some(5), Some(4), Some(3));
+        s.validate().unwrap();
+        let o = run(&s, 1, 1);
+        assert_eq!(o.flows_total, 15, "{policy:?}");
+        check_complete(&o, &format!("{policy:?} leaf-spine 5x4x3"));
+    }
+}

@@ -87,6 +87,23 @@ pub struct TopologyConfig {
     /// Rate overrides of chosen links (both directions), applied in order after `tiers`:
     /// a random `fraction` of a tier's links, or one link by `node` and `port`.
     pub link_rates: Vec<LinkRateOverride>,
+    /// Leaf-spine only: leaves (unset: k), spines, one uplink from every leaf to each
+    /// (unset: k/2), and hosts per leaf (unset: k/2), for fabrics that are not k^2/2 hosts
+    /// (e.g. the PSP paper's 256 GPUs).
+    pub leaves: Option<u32>,
+    pub spines: Option<u32>,
+    pub hosts_per_leaf: Option<u32>,
+}
+
+impl TopologyConfig {
+    /// (leaves, spines, hosts per leaf) of a leaf-spine.
+    pub fn leaf_spine_dims(&self) -> (u32, u32, u32) {
+        (
+            self.leaves.unwrap_or(self.k),
+            self.spines.unwrap_or(self.k / 2),
+            self.hosts_per_leaf.unwrap_or(self.k / 2),
+        )
+    }
 }
 
 /// `[[topology.link_rates]]`: a rate for some links (asymmetric fabrics, e.g. the PSP
@@ -154,6 +171,9 @@ impl Default for TopologyConfig {
             link_latency_ns: 500.0,
             tiers: BTreeMap::new(),
             link_rates: Vec::new(),
+            leaves: None,
+            spines: None,
+            hosts_per_leaf: None,
         }
     }
 }

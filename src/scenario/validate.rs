@@ -100,6 +100,15 @@ fn check_latency(field: &str, ns: f64) -> Result<()> {
 }
 
 impl Scenario {
+    /// The most uplinks any switch chooses among: k/2 in a fat tree, the spines of a
+    /// leaf-spine.
+    pub fn max_uplinks(&self) -> u32 {
+        match self.topology.kind {
+            TopologyKind::FatTree => self.topology.k / 2,
+            TopologyKind::LeafSpine => self.topology.leaf_spine_dims().1,
+        }
+    }
+
     pub fn validate(&self) -> Result<()> {
         if let Some(end) = self.end_us {
             // 2^64 ps is about 1.8 × 10^13 µs.
@@ -114,6 +123,22 @@ impl Scenario {
                 "must be an even number from 4 to 64 (got {})",
                 t.k
             );
+        }
+        for (field, v, max) in [
+            ("topology.leaves", t.leaves, 8192),
+            ("topology.spines", t.spines, 4096),
+            ("topology.hosts_per_leaf", t.hosts_per_leaf, 4096),
+        ] {
+            match v {
+                Some(_) if t.kind != TopologyKind::LeafSpine => {
+                    bail_field!(field, "only used with kind = \"leaf_spine\"")
+                }
+                Some(n) if n == 0 || n > max || (field == "topology.leaves" && n < 2) => {
+                    let min = if field == "topology.leaves" { 2 } else { 1 };
+                    bail_field!(field, "must be from {min} to {max} (got {n})")
+                }
+                _ => {}
+            }
         }
         check_rate("topology.link_rate_gbps", t.link_rate_gbps)?;
         check_latency("topology.link_latency_ns", t.link_latency_ns)?;
@@ -530,11 +555,11 @@ impl Scenario {
                 lb.conga_q_bits
             );
         }
-        if lb.policy == LbPolicy::Conga && self.topology.k / 2 >= 255 {
+        if lb.policy == LbPolicy::Conga && self.max_uplinks() >= 255 {
             bail_field!(
-                "topology.k",
-                "conga tags uplinks with one byte: k must be below 510 (got {})",
-                self.topology.k
+                "topology",
+                "conga tags uplinks with one byte: switches must have fewer than 255 uplinks (got {})",
+                self.max_uplinks()
             );
         }
         Ok(())
@@ -638,21 +663,21 @@ impl Scenario {
     }
 
     /// DRILL's d and m, Top-k's k and the stale-state period. A switch chooses among at most
-    /// its k/2 uplinks (fat tree and leaf-spine alike), so larger values would mean nothing.
+    /// its uplinks (k/2, or the spines of a leaf-spine), so larger values would mean nothing.
     fn validate_queue_aware_lb(&self) -> Result<()> {
         let lb = &self.lb;
-        let w = self.topology.k / 2;
+        let w = self.max_uplinks();
         if lb.drill_d == 0 || lb.drill_d > w {
             bail_field!(
                 "lb.drill_d",
-                "must be from 1 to the k/2 = {w} uplinks a switch chooses among (got {})",
+                "must be from 1 to the {w} uplinks a switch chooses among (got {})",
                 lb.drill_d
             );
         }
         if lb.drill_m > w {
             bail_field!(
                 "lb.drill_m",
-                "must be from 0 to the k/2 = {w} uplinks a switch chooses among (got {})",
+                "must be from 0 to the {w} uplinks a switch chooses among (got {})",
                 lb.drill_m
             );
         }
@@ -660,7 +685,7 @@ impl Scenario {
             if k == 0 || k > w {
                 bail_field!(
                     "lb.topk_k",
-                    "must be from 1 to the k/2 = {w} uplinks a switch chooses among (got {k})"
+                    "must be from 1 to the {w} uplinks a switch chooses among (got {k})"
                 );
             }
         }

@@ -1,8 +1,9 @@
-//! Two-level leaf-spine built from k-port switches: k leaves with k/2 hosts and k/2 uplinks
-//! each, k/2 spines with one port per leaf; k^2/2 hosts.
+//! Two-level leaf-spine: `leaves` leaves with `hosts_per_leaf` hosts and one uplink to each
+//! of `spines` spines; by default built from k-port switches: k leaves with k/2 hosts and k/2
+//! uplinks each, k/2 spines with one port per leaf (k^2/2 hosts).
 //!
-//! Numbering (h = k/2): hosts `0..k*h`; leaves `L0 + l`; spines `S0 + s`. Leaf ports `0..h`
-//! down, `h + s` up to spine s; spine port l goes to leaf l.
+//! Numbering (h = hosts per leaf): hosts `0..leaves*h`; leaves `L0 + l`; spines `S0 + s`.
+//! Leaf ports `0..h` down, `h + s` up to spine s; spine port l goes to leaf l.
 
 use super::{Candidates, NodeId, Route, Wiring};
 
@@ -10,20 +11,23 @@ pub const STAGES: &[&str] = &["host_leaf", "leaf_spine", "spine_leaf", "leaf_hos
 
 #[derive(Clone, Copy, Debug)]
 pub struct LeafSpine {
-    k: u32,
+    leaves: u32,
+    spines: u32,
+    /// Hosts per leaf.
     h: u32,
     l0: u32,
     s0: u32,
 }
 
 impl LeafSpine {
-    pub fn new(k: u32) -> LeafSpine {
-        let h = k / 2;
+    pub fn new(leaves: u32, spines: u32, hosts_per_leaf: u32) -> LeafSpine {
+        let h = hosts_per_leaf;
         LeafSpine {
-            k,
+            leaves,
+            spines,
             h,
-            l0: k * h,
-            s0: k * h + k,
+            l0: leaves * h,
+            s0: leaves * h + leaves,
         }
     }
     pub fn num_hosts(&self) -> u32 {
@@ -31,22 +35,26 @@ impl LeafSpine {
     }
 
     pub fn wiring(&self) -> Wiring {
-        let (k, h) = (self.k, self.h);
+        let (leaves, spines, h) = (self.leaves, self.spines, self.h);
         let mut tiers = vec![];
         let mut ports = vec![];
         for x in 0..self.l0 {
             tiers.push(0);
             ports.push(vec![(self.l0 + x / h, (x % h) as u16, 0u8)]);
         }
-        for l in 0..k {
+        for l in 0..leaves {
             tiers.push(1);
             let mut p: Vec<_> = (0..h).map(|i| (l * h + i, 0u16, 0u8)).collect();
-            p.extend((0..h).map(|s| (self.s0 + s, l as u16, 1u8)));
+            p.extend((0..spines).map(|s| (self.s0 + s, l as u16, 1u8)));
             ports.push(p);
         }
-        for s in 0..h {
+        for s in 0..spines {
             tiers.push(2);
-            ports.push((0..k).map(|l| (self.l0 + l, (h + s) as u16, 1u8)).collect());
+            ports.push(
+                (0..leaves)
+                    .map(|l| (self.l0 + l, (h + s) as u16, 1u8))
+                    .collect(),
+            );
         }
         Wiring {
             node_tier: tiers,
@@ -63,7 +71,7 @@ impl LeafSpine {
             } else {
                 Route::Choice(Candidates::Range {
                     first: h as u16,
-                    count: h as u16,
+                    count: self.spines as u16,
                 })
             }
         } else {
@@ -71,19 +79,19 @@ impl LeafSpine {
         }
     }
 
-    /// Every uplink of edge/aggregation (leaf) switch `n` (ports `h..2h`).
+    /// Every uplink of leaf switch `n` (ports `h..h + spines`).
     #[inline]
     pub fn route_up(&self, _n: NodeId) -> Route<'static> {
         Route::Choice(Candidates::Range {
             first: self.h as u16,
-            count: self.h as u16,
+            count: self.spines as u16,
         })
     }
 
     /// Index and count of the subtrees of height `level` that contain hosts: leaves.
     #[inline]
     pub fn subtree(&self, dst: NodeId, _level: u8) -> (u32, u32) {
-        (dst / self.h, self.k)
+        (dst / self.h, self.leaves)
     }
 
     /// Tier of the lowest switches that are common ancestors of hosts `a` and `b`.
@@ -110,10 +118,10 @@ impl LeafSpine {
     }
     /// Leaves, at any granularity.
     pub fn num_groups(&self, _fine: bool) -> u32 {
-        self.k
+        self.leaves
     }
     /// Uplinks of a switch of tier `t` (1 = leaf).
     pub fn tier_uplinks(&self, _t: u8) -> u16 {
-        self.h as u16
+        self.spines as u16
     }
 }

@@ -182,7 +182,8 @@ impl Fabric {
                 )
             }
             TopologyKind::LeafSpine => {
-                let ls = leaf_spine::LeafSpine::new(t.k);
+                let (leaves, spines, hosts) = t.leaf_spine_dims();
+                let ls = leaf_spine::LeafSpine::new(leaves, spines, hosts);
                 (
                     Shape::LeafSpine(ls),
                     ls.num_hosts(),
@@ -569,6 +570,38 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A leaf-spine of explicit counts (the PSP paper's 256 GPUs: 32 leaves of 8 hosts, 16
+    /// spines): sizes, every leaf on every spine, and every route arrives in 2 or 4 links.
+    #[test]
+    fn leaf_spine_with_explicit_counts() {
+        let mut s = Scenario::default();
+        s.topology.kind = TopologyKind::LeafSpine;
+        (
+            s.topology.leaves,
+            s.topology.spines,
+            s.topology.hosts_per_leaf,
+        ) = (Some(32), Some(16), Some(8));
+        s.validate().unwrap();
+        let f = Fabric::build(&s);
+        assert_eq!(f.num_hosts, 256);
+        assert_eq!(f.num_switches(), 48);
+        assert!(f.check_symmetric());
+        let leaf = f.peer(0, 0, 0).0;
+        assert_eq!((f.num_ports(leaf), f.uplinks(leaf)), (24, 16));
+        assert_eq!(f.num_ports(f.num_nodes() - 1), 32);
+        assert_eq!(f.subtree(255, 1), (31, 32));
+        for (src, dst) in [(0, 7), (0, 8), (17, 255), (255, 0)] {
+            let hops = f.path(src, dst).len();
+            assert_eq!(hops, if src / 8 == dst / 8 { 2 } else { 4 }, "{src}->{dst}");
+        }
+        s.topology.kind = TopologyKind::FatTree;
+        let e = s.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("topology.leaves") && e.contains("leaf_spine"),
+            "{e}"
+        );
     }
 
     #[test]
