@@ -120,7 +120,8 @@ impl Model {
             )
             .into());
         }
-        let rho_max = match fabric.has_failures() {
+        // Solved only when it paces (large fabrics may not afford the LP).
+        let rho_max = match fabric.has_failures() && s.failures.pace_at_rho_max {
             true => Some(crate::metrics::rho_max::rho_max(&fabric, &workload)?),
             false => None,
         };

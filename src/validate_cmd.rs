@@ -107,12 +107,22 @@ impl SizeReport {
             "LB state         {} B total, {} B at the largest switch",
             self.lb_pointer_bytes, self.lb_pointer_bytes_max_switch
         );
-        if let Some(r) = self.rho_max {
-            let _ = writeln!(
-                o,
-                "failed links     {}; rho_max {:.6} (LP: {} edge pairs, {} paths; model built in {:.2} s)",
-                self.failed_links, r.rho_max, r.commodities, r.paths, self.model_build_s
-            );
+        match self.rho_max {
+            Some(r) => {
+                let _ = writeln!(
+                    o,
+                    "failed links     {}; rho_max {:.6} (LP: {} edge pairs, {} paths; model built in {:.2} s)",
+                    self.failed_links, r.rho_max, r.commodities, r.paths, self.model_build_s
+                );
+            }
+            None if self.failed_links > 0 => {
+                let _ = writeln!(
+                    o,
+                    "failed links     {} (rho_max not solved)",
+                    self.failed_links
+                );
+            }
+            None => {}
         }
         let _ = writeln!(
             o,
