@@ -120,6 +120,7 @@ impl Model {
             )
             .into());
         }
+        check_valiant_intermediates(s, &fabric)?;
         // Solved only when it paces (large fabrics may not afford the LP).
         let rho_max = match fabric.has_failures() && s.failures.pace_at_rho_max {
             true => Some(crate::metrics::rho_max::rho_max(&fabric, &workload)?),
@@ -332,4 +333,32 @@ fn transport_params(
         cc,
         ack_coalesce_bytes: h.ack_coalesce_bytes,
     })
+}
+
+/// `lb.valiant_intermediates`: top-tier switches only, and under link failures enough of
+/// them that every pair of edge switches has a valid one.
+fn check_valiant_intermediates(s: &Scenario, fabric: &Fabric) -> Result<()> {
+    let nodes = &s.lb.valiant_intermediates;
+    let codes = crate::lb::valiant::codes_of(fabric, nodes).map_err(|n| {
+        let tops = crate::lb::valiant::top_of_codes(fabric);
+        let (lo, hi) = (tops.iter().min(), tops.iter().max());
+        FieldError::new(
+            "lb.valiant_intermediates",
+            format!(
+                "{n} is not a top-tier switch (they are nodes {} to {})",
+                lo.copied().unwrap_or(0),
+                hi.copied().unwrap_or(0)
+            ),
+        )
+    })?;
+    if let Some((a, b)) = crate::lb::valiant::uncovered_pair(fabric, &codes) {
+        return Err(FieldError::new(
+            "lb.valiant_intermediates",
+            format!(
+                "with failures.links, no listed switch is reachable from edge switch {a} through live uplinks and still reaches edge switch {b}"
+            ),
+        )
+        .into());
+    }
+    Ok(())
 }

@@ -1336,6 +1336,37 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &["lb.valiant_granularity"],
         ),
         (
+            &[
+                "lb.policy=\"valiant\"",
+                "lb.valiant_intermediates=[32, 33, 32]",
+            ],
+            &["lb.valiant_intermediates", "32 twice"],
+        ),
+        (
+            &["lb.policy=\"valiant\"", "lb.valiant_intermediates=[32, 24]"],
+            &["lb.valiant_intermediates", "24 is not a top-tier switch"],
+        ),
+        (
+            // Core 32 is reached through aggregation switch 24 only, whose link to edge
+            // switch 16 failed.
+            &[
+                "lb.policy=\"valiant\"",
+                "lb.valiant_intermediates=[32]",
+                "failures.links=[{node=16, port=2}]",
+            ],
+            &["lb.valiant_intermediates", "edge switch 16"],
+        ),
+        (&["lb.dlb_mode=\"pinned\""], &["lb.dlb_mode"]),
+        (&["lb.sglb_mode=\"assigned\""], &["lb.sglb_mode"]),
+        (
+            &["lb.policy=\"sglb\"", "lb.sglb_flowlet_us=-1"],
+            &["lb.sglb_flowlet_us"],
+        ),
+        (
+            &["lb.policy=\"sglb\"", "lb.sglb_flowset_entries=0"],
+            &["lb.sglb_flowset_entries"],
+        ),
+        (
             &["lb.mixed=[{policy=\"valiant\", select=\"edge\"}]"],
             &["lb.mixed[0].policy", "hosts"],
         ),

@@ -359,16 +359,27 @@ fn stale_state_runs_that_lose_packets_still_end_and_are_deterministic() {
     }
 }
 
-/// AR and DLB per flowlet (flow tables, coins, rebalancing) and Valiant per flow give the
-/// same results on every split, and differ from their per-packet defaults.
+/// AR, DLB and SGLB per flowlet (flow tables, coins, rebalancing), Valiant per flow, DLB's
+/// assigned flows and Valiant through a subset of the top tier give the same results on
+/// every split, and differ from their per-packet defaults.
 #[test]
 fn flowlet_and_per_flow_modes_are_deterministic_across_threads_and_partitions() {
-    for policy in [LbPolicy::Ar, LbPolicy::Dlb, LbPolicy::Valiant] {
+    let flowlet: fn(&mut weft::scenario::Scenario) = common::flowlet_and_per_flow_modes;
+    let assigned: fn(&mut weft::scenario::Scenario) = common::assigned_and_subset_modes;
+    let cases = [
+        (LbPolicy::Ar, flowlet, "flowlet"),
+        (LbPolicy::Dlb, flowlet, "flowlet"),
+        (LbPolicy::Sglb, flowlet, "flowlet"),
+        (LbPolicy::Valiant, flowlet, "per flow"),
+        (LbPolicy::Dlb, assigned, "assigned"),
+        (LbPolicy::Valiant, assigned, "subset"),
+    ];
+    for (policy, mode, name) in cases {
         for (kind, k) in [(TopologyKind::FatTree, 4), (TopologyKind::LeafSpine, 8)] {
             let plain = scenario(kind, k, policy, 64 * 1024);
             let mut s = plain.clone();
-            common::flowlet_and_per_flow_modes(&mut s);
-            let what = format!("{policy:?} {kind:?} flowlet/flow");
+            mode(&mut s);
+            let what = format!("{policy:?} {kind:?} {name}");
             let reference = results(&s, 1, 1);
             for (threads, parts) in [(2, 2), (2, 4), (1, 4), (2, 3)] {
                 assert_eq!(

@@ -27,11 +27,18 @@
 //! otherwise it keeps the entry's port, unless reactive rebalancing moves it: when the best
 //! band beats the current port's by at least `lb.dlb_rebalance_delta` (default 2, one
 //! signal level) and a draw passes `lb.dlb_rebalance_prob` (default 0: off, as in Junos,
-//! where reactive path rebalancing must be enabled).
+//! where reactive path rebalancing must be enabled). `assigned` (A8 rule 4: pin the flow, no
+//! rebalancing) uses the same flowset table: a packet whose entry is unused goes to a
+//! best-band port, and every later packet of the entry keeps that port for good, however
+//! long the flow idles and however the bands change (no inactivity re-pick, no reactive
+//! rebalancing). In every flowset mode a remembered port that is no longer among the
+//! candidates (a failed link) is re-picked as for a new flowlet. Flows that hash onto one
+//! entry share its port, as in the ASIC's table.
 
 use super::flowlet::FlowletTable;
 use super::ties::uniform_among;
 use super::QueueView;
+use crate::scenario::DlbMode;
 use crate::topology::Candidates;
 use rand::Rng;
 use rand_pcg::Pcg32;
@@ -53,8 +60,8 @@ pub struct DlbParams {
     pub sample_ps: u64,
     /// The DRE's decay per sampling period α = T / window.
     pub alpha: f64,
-    /// Flowlet mode (else per packet).
-    pub flowlet: bool,
+    /// Per packet, per flowlet or assigned flows.
+    pub mode: DlbMode,
     /// Flowlet inactivity interval.
     pub flowlet_ps: u64,
     pub flowset_entries: u32,
@@ -64,6 +71,11 @@ pub struct DlbParams {
 }
 
 impl DlbParams {
+    /// Whether the mode keeps a flowset table (flowlet and assigned modes).
+    pub fn uses_flowsets(&self) -> bool {
+        self.mode != DlbMode::Packet
+    }
+
     /// The queue level (0..3) of a queue holding `bytes`.
     #[inline]
     pub fn queue_level(&self, bytes: u64) -> u8 {
@@ -102,7 +114,7 @@ struct PortSample {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Dlb {
     ports: Vec<PortSample>,
-    /// Flowlet mode only.
+    /// Flowlet and assigned modes only.
     flowsets: Option<FlowletTable>,
 }
 
@@ -111,7 +123,7 @@ impl Dlb {
         Dlb {
             ports: vec![PortSample::default(); ports as usize],
             flowsets: params
-                .flowlet
+                .uses_flowsets()
                 .then(|| FlowletTable::new(params.flowset_entries)),
         }
     }
@@ -173,12 +185,14 @@ impl Dlb {
             return uniform_among(|| bands[..n].iter(), |&&b| b == best, rng) as u16;
         };
         let slot = table.slot(key, salt);
+        // Assigned flows never expire; flowlets end after an idle gap above the interval.
+        let assigned = params.mode == DlbMode::Assigned;
         let current = table
             .last(slot, now_ps)
-            .filter(|&(_, gap)| gap <= params.flowlet_ps)
+            .filter(|&(_, gap)| assigned || gap <= params.flowlet_ps)
             .and_then(|(port, _)| c.iter().position(|q| q == port));
         let i = match current {
-            Some(i) if !rebalance(params, best - bands[i], rng) => i,
+            Some(i) if assigned || !rebalance(params, best - bands[i], rng) => i,
             _ => uniform_among(|| bands[..n].iter(), |&&b| b == best, rng),
         };
         table.record(slot, c.get(i as u16), now_ps);
@@ -188,7 +202,7 @@ impl Dlb {
     /// Bytes of state for a switch with `ports` ports.
     pub fn state_bytes(ports: u16, params: &DlbParams) -> usize {
         ports as usize * std::mem::size_of::<PortSample>()
-            + if params.flowlet {
+            + if params.uses_flowsets() {
                 FlowletTable::state_bytes(params.flowset_entries)
             } else {
                 0
@@ -226,13 +240,21 @@ mod tests {
 
     /// 1 MB capacity, 5-10-20 % and 0-15-50 %, T = 100 ns, window 30 µs (α = 1/300).
     fn params(flowlet: bool) -> DlbParams {
+        with_mode(if flowlet {
+            DlbMode::Flowlet
+        } else {
+            DlbMode::Packet
+        })
+    }
+
+    fn with_mode(mode: DlbMode) -> DlbParams {
         DlbParams {
             capacity_bytes: 1_000_000,
             queue_ppm: [50_000, 100_000, 200_000],
             util_ppm: [0, 150_000, 500_000],
             sample_ps: 100_000,
             alpha: 1.0 / 300.0,
-            flowlet,
+            mode,
             flowlet_ps: 256_000_000,
             flowset_entries: 256,
             rebalance_delta: 2,
@@ -339,6 +361,44 @@ mod tests {
         let next = pick(&mut d, &p, &q, 77, now, &mut rng);
         assert_ne!(next, first);
         assert_eq!(d.ports[next as usize].band, BEST);
+    }
+
+    /// ALGORITHMS.md A8 rule 4 (assigned mode): a flow keeps the port its first packet took
+    /// (a best one) through any idle gap and any band change, even with rebalancing set to
+    /// always; only a port that stops being a candidate (a failed link) is re-picked.
+    #[test]
+    fn assigned_flows_keep_their_port_for_good() {
+        let mut p = with_mode(DlbMode::Assigned);
+        p.rebalance_prob_2_32 = 1 << 32; // would move a flowlet at once
+                                         // Ports 1, 2, 3 hold 60 KB (band 5), port 0 is idle (band 7): the first packet
+                                         // goes to port 0.
+        let q = Ports(RefCell::new(vec![
+            (0, 0),
+            (60_000, 0),
+            (60_000, 0),
+            (60_000, 0),
+        ]));
+        let mut d = Dlb::new(4, &p);
+        let mut rng = Pcg32::seed_from_u64(6);
+        assert_eq!(pick(&mut d, &p, &q, 77, 0, &mut rng), 0);
+        // Port 0 fills to 300 KB (band 1), the others empty (band 7).
+        *q.0.borrow_mut() = vec![(300_000, 0), (0, 0), (0, 0), (0, 0)];
+        let mut now = 0;
+        // 1 µs, just over DLB's 256 µs interval, and 10 ms of idling: still port 0.
+        for gap in [1_000_000, 256_000_001, 10_000_000_000] {
+            now += gap;
+            assert_eq!(pick(&mut d, &p, &q, 77, now, &mut rng), 0, "gap {gap}");
+            assert_eq!(d.ports[0].band, 1, "port 0 really is the worst");
+        }
+        // Port 0's link fails: the flow is re-picked onto a band-7 port, then kept there.
+        let c = Candidates::List(&[1, 2, 3]);
+        now += 1;
+        let moved = c.get(d.choose(&p, &q, c, 77, 0, now, |_| LINE, &mut rng));
+        assert_ne!(moved, 0);
+        assert_eq!(d.ports[moved as usize].band, BEST);
+        q.0.borrow_mut()[moved as usize].0 = 300_000;
+        now += 10_000_000_000;
+        assert_eq!(pick(&mut d, &p, &q, 77, now, &mut rng), moved);
     }
 
     #[test]

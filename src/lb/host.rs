@@ -14,7 +14,7 @@ use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
 
 /// The host side of an `lb.policy` (see [`super::switch_and_host`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum HostLb {
     /// Entropy 0: switches decide alone.
     Fixed,
@@ -27,8 +27,8 @@ pub enum HostLb {
     /// Recycled good entropy values per flow, exploration and freezing (`lb/reps.rs`).
     Reps(RepsParams),
     /// A random intermediate top-tier switch per data packet (or per flow), as a path code
-    /// (`lb/valiant.rs`).
-    Valiant { per_flow: bool },
+    /// (`lb/valiant.rs`), from the codes of `subset` (`lb.valiant_intermediates`; empty: all).
+    Valiant { per_flow: bool, subset: Vec<u32> },
     /// UEC's per-EV penalties over a permutation walk (`lb/bitmap.rs`).
     Bitmap(BitmapParams),
     /// UEC's recycled good EVs, else the bitmap (`lb/uec_mixed.rs`).
@@ -194,9 +194,9 @@ impl HostLb {
             (HostLb::Drb, _) => (0, drb::next_via(fabric, src, dst, &mut path.drb_next, rng)),
             // ACKs take the minimal route, hashed per flow.
             (HostLb::Valiant { .. }, _) if echo.is_some() => (0, NO_VIA),
-            (HostLb::Valiant { per_flow }, _) => (
+            (HostLb::Valiant { per_flow, subset }, _) => (
                 0,
-                valiant::next_via(fabric, src, dst, *per_flow, &mut path.drb_next, rng),
+                valiant::next_via(fabric, src, dst, *per_flow, subset, &mut path.drb_next, rng),
             ),
             (HostLb::Reps(p), SenderState::Reps(r)) => {
                 (r.next_entropy(p, entropy_paths, rng), NO_VIA)

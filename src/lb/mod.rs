@@ -96,7 +96,8 @@ pub enum SwitchKind {
 }
 
 /// The policy table: (switch side, host side) for every policy. `trimming`: switches trim
-/// (REPS reads every timeout as a suspected failure then).
+/// (REPS reads every timeout as a suspected failure then). Valiant's host side draws from
+/// every intermediate here; [`LbShared::new`] sets its subset (which needs the fabric).
 pub fn switch_and_host(cfg: &LbConfig, trimming: bool) -> (SwitchKind, HostLb) {
     match cfg.policy {
         LbPolicy::Ecmp => (SwitchKind::Hash, HostLb::Ecmp),
@@ -120,6 +121,7 @@ pub fn switch_and_host(cfg: &LbConfig, trimming: bool) -> (SwitchKind, HostLb) {
             SwitchKind::FollowPath,
             HostLb::Valiant {
                 per_flow: cfg.valiant_granularity == ValiantGranularity::Flow,
+                subset: Vec::new(),
             },
         ),
         LbPolicy::Reps => (
@@ -167,6 +169,8 @@ pub struct LbShared {
     pub conga: conga::CongaParams,
     /// SGLB's advert (and quality sampling) period.
     pub sglb_period_ps: u64,
+    /// SGLB per flowlet: flowset entries and inactivity interval (`None`: per packet).
+    pub sglb_flowlets: Option<(u32, u64)>,
     /// Wire bytes of one LB advert (`packet.ack_bytes` + inter-frame gap; 0 until
     /// [`LbShared::with_advert_wire_bytes`]).
     pub advert_wire_bytes: u64,
@@ -182,7 +186,12 @@ impl LbShared {
         trimming: bool,
         buffer_bytes: u64,
     ) -> LbShared {
-        let (switch_kind, host) = switch_and_host(cfg, trimming);
+        let (switch_kind, mut host) = switch_and_host(cfg, trimming);
+        if let HostLb::Valiant { subset, .. } = &mut host {
+            // Checked by `Model::build`.
+            *subset = valiant::codes_of(fabric, &cfg.valiant_intermediates)
+                .expect("lb.valiant_intermediates are top-tier switches");
+        }
         let node_policy = mixed_policies(cfg, fabric, seed);
         let uses = |p: fn(&LbPolicy) -> bool| p(&cfg.policy) || node_policy.iter().any(p);
         let orders = if uses(|p| matches!(p, LbPolicy::Ofan | LbPolicy::Pofan)) {
@@ -218,6 +227,12 @@ impl LbShared {
             },
             conga: conga::CongaParams::new(cfg),
             sglb_period_ps: ((cfg.sglb_advert_ns * 1e3).round() as u64).max(1),
+            sglb_flowlets: (cfg.sglb_mode == SwitchGranularity::Flowlet).then(|| {
+                (
+                    cfg.sglb_flowset_entries,
+                    (cfg.sglb_flowlet_us * 1e6).round() as u64,
+                )
+            }),
             advert_wire_bytes: 0,
         }
     }
@@ -345,7 +360,7 @@ fn dlb_params(cfg: &LbConfig, buffer_bytes: u64) -> dlb::DlbParams {
         util_ppm: ppm3(&cfg.dlb_util_thresholds_pct),
         sample_ps,
         alpha: (sample_ps as f64 / window_ps).min(1.0),
-        flowlet: cfg.dlb_mode == SwitchGranularity::Flowlet,
+        mode: cfg.dlb_mode,
         flowlet_ps: (cfg.dlb_flowlet_us * 1e6).round() as u64,
         flowset_entries: cfg.dlb_flowset_entries,
         rebalance_delta: cfg.dlb_rebalance_delta.min(7) as u8,

@@ -19,7 +19,13 @@
 //!   quality, +15 % with a 0.1 µs one). The advert carries the quality at the tick. A switch
 //!   that chooses among uplinks takes the one with the highest path_q(s, L) =
 //!   min(local_q[s], remote_q[s][L]), uniform among ties. Unheard entries are 7
-//!   (optimistic, as CONGA's empty metric 0).
+//!   (optimistic, as CONGA's empty metric 0). With `lb.sglb_mode = "flowlet"` ("per packet or
+//!   flowlet as in DLB", A9) the choice is DLB's flowlet rule (`dlb.rs`) on the path
+//!   quality: a packet whose flowset entry (`flowlet.rs`, `lb.sglb_flowset_entries`,
+//!   default 256) is unused or idle longer than `lb.sglb_flowlet_us` (default 256 µs, DLB's
+//!   default) goes to a port of the highest path_q, uniform among ties; otherwise it keeps the
+//!   entry's port, unless that port is no longer a candidate (a failed link), which is
+//!   re-picked as for a new flowlet. No reactive rebalancing (A9 names none).
 //! - PSP / band JSQ with `lb.psp_remote` (`Metric::Band`): the advert is the band of the
 //!   upper switch's live queue toward L (sent every `lb.state_update_period_ns`); the
 //!   leaf's uplink s toward L is in band max(band(own queue of s), remote band) — the band
@@ -42,6 +48,7 @@
 //! the period, so an idle fabric holds no events.
 
 use super::ar::{Ar, ArParams};
+use super::flowlet::FlowletTable;
 use super::psp::band_of;
 use super::ties::uniform_among;
 use super::QueueView;
@@ -136,6 +143,8 @@ pub struct Remote {
     /// them, left out of its utilization), and whether a tick has sent any yet.
     advert_wire_ps: Vec<u64>,
     ticked: bool,
+    /// SGLB per flowlet: the flowset table and the inactivity interval (`None`: per packet).
+    flowlets: Option<(FlowletTable, u64)>,
 }
 
 impl Remote {
@@ -196,7 +205,22 @@ impl Remote {
             down_ports,
             advert_wire_ps: vec![0; ports as usize],
             ticked: false,
+            flowlets: None,
         }
+    }
+
+    /// SGLB per flowlet (`flowlets`: the table's entries and the inactivity interval; `None`:
+    /// per packet): a flowset table at switches that choose among uplinks.
+    pub fn with_flowlets_if(
+        mut self,
+        flowlets: Option<(u32, u64)>,
+        fabric: &Fabric,
+        node: NodeId,
+    ) -> Remote {
+        if let Some((entries, flowlet_ps)) = flowlets.filter(|_| fabric.uplinks(node) > 0) {
+            self.flowlets = Some((FlowletTable::new(entries), flowlet_ps));
+        }
+        self
     }
 
     /// Records what one tick's adverts cost each port, `wire_bytes` each (size + inter-frame
@@ -327,9 +351,42 @@ impl Remote {
         quality(q, self.u_level[p as usize])
     }
 
+    /// SGLB: the index (among `c`) of the port for `pkt` at a switch with hash salt `salt`:
+    /// per packet the best path ([`Remote::best_path`]); per flowlet the flowlet's port
+    /// while its entry is active and that port still a candidate, else the best path.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn choose_sglb<Q: QueueView>(
+        &mut self,
+        fabric: &Fabric,
+        pkt: &Packet,
+        salt: u32,
+        c: Candidates<'_>,
+        queues: &Q,
+        now_ps: u64,
+        rng: &mut rand_pcg::Pcg32,
+    ) -> u16 {
+        let Some((table, flowlet_ps)) = &self.flowlets else {
+            return self.best_path(fabric, pkt.dst, c, queues, now_ps, rng);
+        };
+        let slot = table.slot(pkt.hash_key(), salt);
+        let current = table
+            .last(slot, now_ps)
+            .filter(|&(_, gap)| gap <= *flowlet_ps)
+            .and_then(|(port, _)| c.iter().position(|q| q == port));
+        let i = match current {
+            Some(i) => i as u16,
+            None => self.best_path(fabric, pkt.dst, c, queues, now_ps, rng),
+        };
+        if let Some((table, _)) = &mut self.flowlets {
+            table.record(slot, c.get(i), now_ps);
+        }
+        i
+    }
+
     /// SGLB: the index (among `c`) of a port with the highest min(local, remote), uniform
     /// among ties.
-    pub fn choose_sglb<Q: QueueView>(
+    pub fn best_path<Q: QueueView>(
         &mut self,
         fabric: &Fabric,
         dst: NodeId,
@@ -441,10 +498,10 @@ mod tests {
         // Toward leaf 3 (host 7): port 2 min(3, 5) = 3, port 3 min(7, 0) = 0: port 2 only,
         // although port 3 is the better local port.
         for _ in 0..50 {
-            assert_eq!(c.get(leaf.choose_sglb(f, 7, c, &idle, now, &mut rng)), 2);
+            assert_eq!(c.get(leaf.best_path(f, 7, c, &idle, now, &mut rng)), 2);
         }
         // Toward leaf 1 (host 3): port 2 min(3, 3) = 3, port 3 min(7, 7) = 7.
-        assert_eq!(c.get(leaf.choose_sglb(f, 3, c, &idle, now, &mut rng)), 3);
+        assert_eq!(c.get(leaf.best_path(f, 3, c, &idle, now, &mut rng)), 3);
         // The own queue counts at once (AR's lazy level, refreshed after 0.1 µs): 60 KB
         // on port 3 makes it quality 5, so toward leaf 1 port 3 still wins (5 > 3), and
         // 250 KB (level 3, quality 1) makes port 2 win.
@@ -452,7 +509,66 @@ mod tests {
         assert_eq!(leaf.local_quality(3, &loaded, now + 100_001), 5);
         let full = Q(vec![0, 0, 0, 250_000], vec![0, 0, 200_000, 0]);
         let t = now + 200_002;
-        assert_eq!(c.get(leaf.choose_sglb(f, 3, c, &full, t, &mut rng)), 2);
+        assert_eq!(c.get(leaf.best_path(f, 3, c, &full, t, &mut rng)), 2);
+    }
+
+    /// ALGORITHMS.md A9 "per flowlet as in DLB": within a flowlet (gaps up to the interval,
+    /// here 10 µs) the port never changes, whatever the path qualities do; after a longer
+    /// gap the flow lands on a port of the highest path quality; a remembered port that is
+    /// no longer a candidate is re-picked.
+    #[test]
+    fn sglb_flowlets_keep_their_port_until_an_idle_gap() {
+        let m = leaf_spine();
+        let f = &m.fabric;
+        let (leaf0, spine0) = (f.num_hosts, f.num_hosts + 4);
+        let interval = 10_000_000;
+        let mut leaf = Remote::new(f, leaf0, Metric::Quality(AR), 1_000_000).with_flowlets_if(
+            Some((256, interval)),
+            f,
+            leaf0,
+        );
+        let mut pkt = crate::packet::test_packet(crate::packet::PacketKind::Data, 4158);
+        pkt.dst = 7; // under leaf 3
+        let c = Candidates::Range { first: 2, count: 2 };
+        let mut rng = Pcg32::seed_from_u64(9);
+        let mut now = 0;
+        let mut go = |leaf: &mut Remote, q: &TestQueues, now: u64, c: Candidates<'_>| {
+            c.get(leaf.choose_sglb(f, &pkt, 0, c, q, now, &mut rng))
+        };
+        let first = go(&mut leaf, &TestQueues(vec![0; 4]), now, c);
+        let other = 5 - first; // the other uplink of 2 and 3
+                               // Its own queue fills (250 KB: quality 1) while the other port is idle (7).
+        let mut q = vec![0; 4];
+        q[first as usize] = 250_000;
+        let loaded = TestQueues(q);
+        for _ in 0..20 {
+            now += interval; // exactly the interval: still one flowlet
+            assert_eq!(go(&mut leaf, &loaded, now, c), first);
+        }
+        now += interval + 1;
+        assert_eq!(
+            go(&mut leaf, &loaded, now, c),
+            other,
+            "new flowlet, best path"
+        );
+        // The spine behind `other` now reports leaf 3 unreachable (quality 0) and `first`
+        // empties: path qualities 7 (first) and 0 (other), yet the flowlet stays...
+        let spine_of_other = spine0 + (other - 2) as u32;
+        leaf.on_advert(
+            other,
+            &Packet::advert(spine_of_other, leaf0, 0, &[7, 7, 7, 0], 64),
+        );
+        let idle = TestQueues(vec![0; 4]);
+        now += 1_000;
+        assert_eq!(go(&mut leaf, &idle, now, c), other);
+        // ...until a gap above the interval: back to the best path.
+        now += interval + 1;
+        assert_eq!(go(&mut leaf, &idle, now, c), first);
+        // `first`'s link fails: re-picked at once (within the flowlet) onto the other one.
+        let only_other = [other];
+        now += 1_000;
+        let c1 = Candidates::List(&only_other);
+        assert_eq!(go(&mut leaf, &idle, now, c1), other);
     }
 
     /// A spine's own adverts do not count as load; anything above them does. (2 000 B on

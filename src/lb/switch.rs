@@ -141,7 +141,8 @@ impl SwitchLb {
                     Metric::Quality(shared.ar),
                     shared.sglb_period_ps,
                 )
-                .with_advert_wire(fabric, node, shared.advert_wire_bytes),
+                .with_advert_wire(fabric, node, shared.advert_wire_bytes)
+                .with_flowlets_if(shared.sglb_flowlets, fabric, node),
             )),
             SwitchKind::Ar if uplinks == 0 => SwitchLb::Hash,
             SwitchKind::Ar => SwitchLb::Ar(Ar::new(fabric.num_ports(node), &shared.ar)),
@@ -237,9 +238,9 @@ impl SwitchLb {
                 &ctx.shared.conga,
                 ctx.rng,
             ),
-            SwitchLb::Sglb(r) => {
-                r.choose_sglb(ctx.fabric, pkt.dst, c, ctx.queues, ctx.now_ps, ctx.rng)
-            }
+            SwitchLb::Sglb(r) => r.choose_sglb(
+                ctx.fabric, pkt, ctx.salt, c, ctx.queues, ctx.now_ps, ctx.rng,
+            ),
             SwitchLb::Stale { snapshot, inner } => {
                 return inner.choose(&mut SwitchCtx {
                     fabric: ctx.fabric,
@@ -405,7 +406,15 @@ impl SwitchLb {
                 // One candidate group (the uplinks) per switch in these fabrics.
                 SwitchKind::Drill if uplinks > 0 => Drill::group_bytes(shared.cfg.drill_m as u16),
                 SwitchKind::Conga => Conga::state_bytes(fabric, node, &shared.conga),
-                SwitchKind::Sglb => Remote::state_bytes(fabric, node),
+                SwitchKind::Sglb => {
+                    Remote::state_bytes(fabric, node)
+                        + match shared.sglb_flowlets {
+                            Some((entries, _)) if uplinks > 0 => {
+                                super::flowlet::FlowletTable::state_bytes(entries)
+                            }
+                            _ => 0,
+                        }
+                }
                 SwitchKind::Psp | SwitchKind::BandJsq if shared.cfg.psp_remote => {
                     Remote::state_bytes(fabric, node)
                 }

@@ -456,12 +456,24 @@ impl LbPolicy {
     }
 }
 
-/// `lb.ar_mode`, `lb.dlb_mode`: a switch decision per packet or per flowlet.
+/// `lb.ar_mode`, `lb.sglb_mode`: a switch decision per packet or per flowlet.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum SwitchGranularity {
     Packet,
     Flowlet,
+}
+
+/// `lb.dlb_mode`: Broadcom DLB's three modes (ALGORITHMS.md A8).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DlbMode {
+    /// Every packet to a best-quality port.
+    Packet,
+    /// Keep the port within a flowlet; re-pick after an idle gap (and reactive rebalancing).
+    Flowlet,
+    /// Pin a flow to the port its first packet took: no re-pick, no rebalancing.
+    Assigned,
 }
 
 /// `lb.valiant_granularity`: a random intermediate per packet or per flow.
@@ -561,11 +573,12 @@ pub struct LbConfig {
     pub ar_flowlet_us: f64,
     /// `ar` per flowlet: entries of the per-switch flow table flows are hashed onto.
     pub ar_flowset_entries: u32,
-    /// `dlb`: per packet (default) or per flowlet.
-    pub dlb_mode: SwitchGranularity,
+    /// `dlb`: per packet (default), per flowlet, or assigned (a flow pinned to the port its
+    /// first packet took).
+    pub dlb_mode: DlbMode,
     /// `dlb` flowlet mode: the inactivity interval that ends a flowlet, in µs (Juniper: 256).
     pub dlb_flowlet_us: f64,
-    /// `dlb` flowlet mode: entries of the flowset table (Juniper: 256).
+    /// `dlb` flowlet and assigned modes: entries of the flowset table (Juniper: 256).
     pub dlb_flowset_entries: u32,
     /// `dlb`: a port's quality band is resampled when read this many ns after its last
     /// sample (htsim's 100 ns update period).
@@ -584,6 +597,9 @@ pub struct LbConfig {
     pub dlb_rebalance_prob: f64,
     /// `valiant`: a random intermediate per packet (default) or per flow.
     pub valiant_granularity: ValiantGranularity,
+    /// `valiant`: the node ids of the top-tier switches hosts draw the intermediate from
+    /// (uniformly); empty: every top-tier switch.
+    pub valiant_intermediates: Vec<u32>,
     /// `psp`, `band_jsq`: number of queue bands n (SEEDS.md §2: 8).
     pub psp_bands: u32,
     /// `psp`, `band_jsq`: the top threshold Th_max; thresholds are i·Th_max/n.
@@ -608,6 +624,13 @@ pub struct LbConfig {
     /// `sglb`: period of the upper switches' quality adverts (and of every SGLB switch's
     /// quality sampling), in ns.
     pub sglb_advert_ns: f64,
+    /// `sglb`: a decision per packet (default) or per flowlet, as DLB's (ALGORITHMS.md A9).
+    pub sglb_mode: SwitchGranularity,
+    /// `sglb` flowlet mode: the inactivity interval that ends a flowlet, in µs (DLB's
+    /// default, Juniper's 256).
+    pub sglb_flowlet_us: f64,
+    /// `sglb` flowlet mode: entries of the flowset table (DLB's default, Juniper's 256).
+    pub sglb_flowset_entries: u32,
     /// Mixed deployments: other switch policies on selected switches, applied in order
     /// (later entries win). Only switch-side policies mix (hosts do nothing special).
     pub mixed: Vec<MixedDeployment>,
@@ -672,7 +695,7 @@ impl Default for LbConfig {
             ar_mode: SwitchGranularity::Packet,
             ar_flowlet_us: 10.0,
             ar_flowset_entries: 4096,
-            dlb_mode: SwitchGranularity::Packet,
+            dlb_mode: DlbMode::Packet,
             dlb_flowlet_us: 256.0,
             dlb_flowset_entries: 256,
             dlb_sample_ns: 100.0,
@@ -682,6 +705,7 @@ impl Default for LbConfig {
             dlb_rebalance_delta: 2,
             dlb_rebalance_prob: 0.0,
             valiant_granularity: ValiantGranularity::Packet,
+            valiant_intermediates: Vec::new(),
             psp_bands: 8,
             psp_th_max_bytes: 960_000,
             psp_weights: None,
@@ -692,6 +716,9 @@ impl Default for LbConfig {
             conga_t_age_us: 50.0,
             conga_flowlet_us: 0.0,
             sglb_advert_ns: 2_000.0,
+            sglb_mode: SwitchGranularity::Packet,
+            sglb_flowlet_us: 256.0,
+            sglb_flowset_entries: 256,
             mixed: Vec::new(),
             bitmap_paths: 64,
             bitmap_ecn_penalty: 1,

@@ -238,6 +238,7 @@ impl Scenario {
         self.validate_psp()?;
         self.validate_conga()?;
         self.validate_remote_lb()?;
+        self.validate_valiant()?;
         self.validate_mixed()?;
 
         let w = self.host.window_bdp;
@@ -575,6 +576,8 @@ impl Scenario {
                 "must be a time in ns from 1 to 10^9 (got {p})"
             );
         }
+        check_micros("lb.sglb_flowlet_us", lb.sglb_flowlet_us)?;
+        check_table("lb.sglb_flowset_entries", lb.sglb_flowset_entries)?;
         if lb.psp_remote {
             if !matches!(lb.policy, LbPolicy::Psp | LbPolicy::BandJsq) {
                 bail_field!(
@@ -589,6 +592,20 @@ impl Scenario {
                     "needs lb.state_update_period_ns > 0 (the spines' advert period)"
                 );
             }
+        }
+        Ok(())
+    }
+
+    /// Valiant's intermediate subset: no duplicates (that each is a top-tier switch needs the
+    /// fabric: `Model::build`).
+    fn validate_valiant(&self) -> Result<()> {
+        let ids = &self.lb.valiant_intermediates;
+        if let Some((i, &n)) = ids.iter().enumerate().find(|(i, n)| ids[..*i].contains(n)) {
+            bail_field!(
+                "lb.valiant_intermediates",
+                "lists switch {n} twice (entries {} and {i})",
+                ids.iter().position(|&x| x == n).unwrap_or(0)
+            );
         }
         Ok(())
     }
