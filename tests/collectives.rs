@@ -108,6 +108,36 @@ fn a_ring_over_chosen_hosts_in_a_chosen_order() {
     assert!(!t.contains_key(&(true, 0, 0)), "host 0 is not in the ring");
 }
 
+/// Background flows come first at their host, shifting its ring steps' indices: the
+/// dependencies still name the right flows.
+#[test]
+fn a_ring_beside_a_background_flow() {
+    let mut s = Scenario::default();
+    s.topology.kind = TopologyKind::LeafSpine;
+    s.topology.k = 8; // 32 hosts on leaves 32..39, spines 40..43
+    s.workload.kind = WorkloadKind::Ring;
+    s.workload.message_bytes = 3 * 4096 * 3;
+    s.workload.hosts = Some(vec![0, 5, 31]);
+    s.workload.step_delay_ns = 100.0;
+    s.workload.background = vec![weft::scenario::BackgroundFlow {
+        src: 0,
+        dst: 31,
+        path: vec![32, 40, 39],
+        rate_gbps: 200.0,
+        duration_us: Some(1.0),
+    }];
+    s.report.trace_hosts = vec![0, 5, 31];
+    s.validate().unwrap();
+    let out = run(&s, 1, 1);
+    assert_eq!((out.flows_total, out.flows_incomplete), (3 * 4 + 1, 0));
+    let t = event_times(&out.metrics.flow_events);
+    // Host 0's ring steps are its flows 1..=4; host 5's and 31's are 0..=3.
+    assert_eq!(t[&(true, 5, 1)], t[&(false, 0, 1)] + 100_000);
+    assert_eq!(t[&(true, 0, 2)], t[&(false, 31, 0)] + 100_000);
+    assert_eq!(t[&(true, 31, 3)], t[&(false, 5, 2)] + 100_000);
+    assert_eq!(t[&(true, 0, 4)], t[&(false, 31, 2)] + 100_000);
+}
+
 /// Each of the 15 dependent steps of a ReduceScatter adds its compute delay to the critical
 /// path: the CCT is at least 15 × (delay + the fastest step's transfer).
 #[test]

@@ -17,9 +17,9 @@
 //! The bound is the largest of these.
 //!
 //! Workloads of more than [`EXACT_FLOWS`] flows take the per-flow maximum over the flows of
-//! a deterministic sample (every host's first flow, and every flow of host 0), and of those
-//! only flows with a fixed start: a maximum over fewer flows is still a lower bound, only
-//! possibly less tight.
+//! a deterministic sample (every host's first flow with a fixed start, and every flow of
+//! host 0, whose triggered flows walk their dependency chains): a maximum over fewer flows
+//! is still a lower bound, only possibly less tight.
 
 use super::bound::{self, Hop};
 use crate::packet::{flow_id, flow_index, flow_src, FlowId};
@@ -127,7 +127,8 @@ pub fn lower_bound_ps(s: &Scenario, b: &BoundInputs<'_>) -> u64 {
     let exact = total <= EXACT_FLOWS;
     let mut path = CriticalPath::default();
     let per_flow = sample
-        .filter(|&(h, i)| exact || w.flow(h, i).start_at_ps().is_some())
+        // Sampled: host 0's triggered flows too (each walks only its own dependency chain).
+        .filter(|&(h, i)| exact || h == 0 || w.flow(h, i).start_at_ps().is_some())
         .map(|(h, i)| path.end_ps(b, flow_id(h, i), t0, permutation))
         .max()
         .unwrap_or(0);

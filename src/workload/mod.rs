@@ -22,6 +22,7 @@
 mod all_to_all;
 pub mod background;
 mod continuous;
+pub mod deps;
 mod matrix;
 mod permutation;
 pub mod ring;
@@ -87,10 +88,15 @@ impl Workload {
     pub fn build(s: &Scenario, fabric: &Fabric) -> Result<Workload> {
         let base = Workload::build_base(s, fabric)?;
         let bg = background::Background::build(s, fabric)?;
-        Ok(match bg.is_empty() {
+        let w = match bg.is_empty() {
             true => base,
             false => Workload::WithBackground(Box::new(base), bg),
-        })
+        };
+        let hosts = fabric.num_hosts;
+        if w.has_triggers() && w.total_flows(hosts) <= deps::CHECKED_FLOWS {
+            deps::check(&(&w, hosts)).map_err(|e| anyhow::anyhow!("workload: {e}"))?;
+        }
+        Ok(w)
     }
 
     fn build_base(s: &Scenario, fabric: &Fabric) -> Result<Workload> {
@@ -276,6 +282,24 @@ impl Workload {
             Workload::Ring(_) => "ring",
             Workload::WithBackground(w, _) => w.kind_name(),
         }
+    }
+}
+
+impl deps::Graph for (&Workload, u32) {
+    fn hosts(&self) -> u32 {
+        self.1
+    }
+    fn flows_of(&self, h: u32) -> u32 {
+        self.0.flows_of(h)
+    }
+    fn flow(&self, h: u32, i: u32) -> Flow {
+        self.0.flow(h, i)
+    }
+    fn deps(&self, h: u32, i: u32, f: &mut dyn FnMut(FlowId)) {
+        self.0.for_each_dep(h, i, f)
+    }
+    fn dependents(&self, id: FlowId, f: &mut dyn FnMut(u32)) {
+        self.0.for_each_dependent(id, f)
     }
 }
 
