@@ -314,6 +314,11 @@ fn write_outputs(
             std::fs::write(&path, weft::metrics::timeseries::cwnd_csv(&m.cwnd))
                 .with_context(|| format!("writing {}", path.display()))?;
         }
+        if !m.flow_events.is_empty() {
+            let path = dir.join("flow_events.csv");
+            let csv = weft::metrics::timeseries::flow_events_csv(&m.flow_events);
+            std::fs::write(&path, csv).with_context(|| format!("writing {}", path.display()))?;
+        }
     }
     if output.flows_incomplete > 0 {
         eprintln!(

@@ -115,6 +115,7 @@ struct RankReport {
     peak_rss_bytes: u64,
     series: Option<crate::metrics::Timeseries>,
     cwnd: Vec<crate::metrics::CwndPoint>,
+    flow_events: Vec<crate::metrics::FlowEvent>,
 }
 
 /// Hosts per partition the automatic choice aims at: smaller partitions keep each event
@@ -237,6 +238,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         peak_rss_bytes: crate::metrics::process::peak_rss_bytes(),
         series: None,
         cwnd: vec![],
+        flow_events: vec![],
     };
     let mut metrics = Metrics::default();
     for (p, outbox) in partitions.iter_mut().zip(&outboxes) {
@@ -254,6 +256,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
     report.counters = metrics.counters;
     report.series = metrics.series.take();
     report.cwnd = std::mem::take(&mut metrics.cwnd);
+    report.flow_events = std::mem::take(&mut metrics.flow_events);
     report.latency_v2 = histogram_wire::encode(&metrics.latency_ns);
     report.fct_v2 = histogram_wire::encode(&metrics.fct_ns);
     let bytes = bincode::serde::encode_to_vec(&report, bincode::config::standard())?;
@@ -279,6 +282,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
             .add(histogram_wire::decode(&r.fct_v2))
             .expect("histograms share bounds");
         merged.merge_series(r.series.as_ref(), &r.cwnd);
+        merged.merge_flow_events(&r.flow_events);
         for (acc, st) in stages.iter_mut().zip(&r.stages) {
             acc.merge(st);
         }

@@ -128,6 +128,44 @@ fn results_are_identical_for_any_ranks_and_threads() {
     }
 }
 
+/// A ring AllReduce (flows started by triggers at their hosts, whichever rank holds them):
+/// results, histograms and the traced hosts' flow events equal the single process's.
+#[test]
+fn ring_collectives_are_identical_for_any_ranks_and_threads() {
+    if !mpi_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("ring.toml");
+    std::fs::write(
+        &s,
+        "seed = 3\n[topology]\nk = 6\n[report]\ntrace_hosts = [0, 20, 53]\n[workload]\nkind = \"ring\"\nmessage_bytes = 884736\nstep_delay_ns = 50.0\n",
+    )
+    .unwrap();
+    let s = s.to_str().unwrap();
+    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let events = |name: &str| std::fs::read(dir.path().join(name).join("flow_events.csv")).unwrap();
+    let o = standalone(&["run", s, "--out", &out("ref")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let reference = outputs(&dir.path().join("ref"));
+    assert_eq!(reference.0["flows"]["incomplete"], 0);
+    for (n, threads) in [(2, "1"), (3, "2")] {
+        let name = format!("n{n}t{threads}");
+        let o = mpirun(n, &["run", s, "--threads", threads, "--out", &out(&name)]);
+        assert!(
+            o.status.success(),
+            "mpirun -n {n}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(outputs(&dir.path().join(&name)), reference, "mpirun -n {n}");
+        assert_eq!(
+            events(&name),
+            events("ref"),
+            "flow_events.csv, mpirun -n {n}"
+        );
+    }
+}
+
 #[test]
 fn plan_for_another_rank_count_is_refused_promptly() {
     if !mpi_available() {

@@ -105,7 +105,7 @@ pub fn single_flow_bound_ps(m: u64, fwd: &[Hop], rev: &[Hop]) -> u64 {
 
 /// When the last bit of the last data packet reaches the receiver (exact, see the module
 /// comment).
-fn last_data_arrival_ps(m: u64, fwd: &[Hop]) -> u64 {
+pub fn last_data_arrival_ps(m: u64, fwd: &[Hop]) -> u64 {
     let latency: u64 = fwd.iter().map(|h| h.latency_ps).sum();
     let mut tail: u64 = fwd.iter().map(|h| h.last_ps).sum(); // Σ_{j≥k} last_j
     if m == 1 {

@@ -13,7 +13,7 @@ pub(crate) mod workload_bound;
 
 pub use port_stats::PortStats;
 pub use stages::StageStats;
-pub use timeseries::{CwndPoint, Timeseries};
+pub use timeseries::{CwndPoint, FlowEvent, FlowEventKind, Timeseries};
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -138,6 +138,8 @@ pub struct Metrics {
     pub series: Option<Timeseries>,
     /// Window traces of the flows of `report.trace_hosts`.
     pub cwnd: Vec<CwndPoint>,
+    /// Flow starts and arrivals at `report.trace_hosts` (workloads with triggers only).
+    pub flow_events: Vec<FlowEvent>,
 }
 
 impl Default for Metrics {
@@ -148,6 +150,7 @@ impl Default for Metrics {
             fct_ns: new_histogram(),
             series: None,
             cwnd: Vec::new(),
+            flow_events: Vec::new(),
         }
     }
 }
@@ -161,6 +164,7 @@ impl Metrics {
             fct_ns: new_recording_histogram(),
             series: None,
             cwnd: Vec::new(),
+            flow_events: Vec::new(),
         }
     }
 
@@ -173,6 +177,15 @@ impl Metrics {
             .add(&o.fct_ns)
             .expect("auto-resizing histograms always merge");
         self.merge_series(o.series.as_ref(), &o.cwnd);
+        self.merge_flow_events(&o.flow_events);
+    }
+
+    /// Merges flow events (kept in time order).
+    pub fn merge_flow_events(&mut self, events: &[FlowEvent]) {
+        if !events.is_empty() {
+            self.flow_events.extend_from_slice(events);
+            self.flow_events.sort_unstable();
+        }
     }
 
     /// Merges time series and window traces (kept in time order).

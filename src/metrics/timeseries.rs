@@ -183,3 +183,60 @@ mod tests {
         assert_eq!(rows[2], "0.002,1.5000,7.0,7,0.2000,1.0,1,32768.000");
     }
 }
+
+/// What happened to a flow at a traced host of a workload with triggers (`flow_events.csv`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum FlowEventKind {
+    /// The flow started at its source (its start time: fixed, or trigger + delay).
+    Started,
+    /// The flow's last packet arrived at its destination.
+    Received,
+}
+
+/// One flow event at a traced host (`report.trace_hosts`), for workloads with triggers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct FlowEvent {
+    pub time_ps: u64,
+    /// The host it happened at.
+    pub host: u32,
+    pub kind: FlowEventKind,
+    pub flow: crate::packet::FlowId,
+}
+
+impl FlowEvent {
+    pub fn started(time_ps: u64, host: u32, flow: crate::packet::FlowId) -> FlowEvent {
+        FlowEvent {
+            time_ps,
+            host,
+            kind: FlowEventKind::Started,
+            flow,
+        }
+    }
+    pub fn received(time_ps: u64, host: u32, flow: crate::packet::FlowId) -> FlowEvent {
+        FlowEvent {
+            time_ps,
+            host,
+            kind: FlowEventKind::Received,
+            flow,
+        }
+    }
+}
+
+/// The CSV of flow events, in time order: `src` and `index` name the flow.
+pub fn flow_events_csv(events: &[FlowEvent]) -> String {
+    let mut out = String::from("time_ps,host,event,src,index\n");
+    for e in events {
+        let kind = match e.kind {
+            FlowEventKind::Started => "started",
+            FlowEventKind::Received => "received",
+        };
+        out += &format!(
+            "{},{},{kind},{},{}\n",
+            e.time_ps,
+            e.host,
+            crate::packet::flow_src(e.flow),
+            crate::packet::flow_index(e.flow)
+        );
+    }
+    out
+}

@@ -10,16 +10,23 @@
 //!   plus ACKs received, with headers and gaps) on its own link, plus the shortest one-way
 //!   trip of any of its flows' last packet — the naive bound of SEEDS.md made exact in rate.
 //!
+//! - Triggered flows ([`Start::After`], collectives): the critical path. A flow starts no
+//!   earlier than its dependencies' bounds end plus its delay, so its own bound is added to
+//!   the latest of them (a ring AllReduce: 2(n − 1) single-chunk bounds in a row).
+//!
 //! The bound is the largest of these.
 //!
 //! Workloads of more than [`EXACT_FLOWS`] flows take the per-flow maximum over the flows of
-//! a deterministic sample (every host's first flow, and every flow of host 0): a maximum
-//! over fewer flows is still a lower bound, only possibly less tight.
+//! a deterministic sample (every host's first flow with a fixed start, and every flow of
+//! host 0, whose triggered flows walk their dependency chains): a maximum over fewer flows
+//! is still a lower bound, only possibly less tight.
 
 use super::bound::{self, Hop};
+use crate::packet::{flow_id, flow_index, flow_src, FlowId};
 use crate::scenario::{Scenario, WorkloadKind};
 use crate::topology::{Fabric, NodeId};
-use crate::workload::{Flow, Workload};
+use crate::workload::{Flow, Start, Workload};
+use std::collections::{HashMap, HashSet};
 
 /// Workloads up to this many flows get the exact per-flow maximum.
 pub const EXACT_FLOWS: u64 = 1 << 20;
@@ -77,6 +84,14 @@ impl BoundInputs<'_> {
         }
     }
 
+    /// When a flow's last byte reaches its destination at the earliest (what triggers its
+    /// dependents), from its start.
+    fn arrival_bound_ps(&self, fl: &Flow) -> u64 {
+        let m = self.packets(fl.bytes);
+        let last = fl.bytes - (m - 1) * self.payload_bytes;
+        bound::last_data_arrival_ps(m, &self.hops(fl.src, fl.dst, last))
+    }
+
     /// Bytes a flow puts on its source's wire (data) and on its destination's (ACKs).
     fn wire_bytes(&self, fl: &Flow) -> (u64, u64) {
         let m = self.packets(fl.bytes);
@@ -103,16 +118,18 @@ pub fn lower_bound_ps(s: &Scenario, b: &BoundInputs<'_>) -> u64 {
         let firsts = (1..hosts).filter(|&h| w.flows_of(h) > 0).map(|h| (h, 0));
         Box::new(host0.chain(firsts))
     };
+    // CCTs count from the first send: the earliest fixed start.
+    // (A host's fixed-start flows are in order of start time: its first one is its earliest.)
     let t0 = (0..hosts)
-        .filter(|&h| w.flows_of(h) > 0)
-        .map(|h| w.flow(h, 0).start_ps)
+        .filter_map(|h| (0..w.flows_of(h)).find_map(|i| w.flow(h, i).start_at_ps()))
         .min()
         .unwrap_or(0);
+    let exact = total <= EXACT_FLOWS;
+    let mut path = CriticalPath::default();
     let per_flow = sample
-        .map(|(h, i)| {
-            let fl = w.flow(h, i);
-            fl.start_ps - t0 + b.flow_bound_ps(&fl, permutation)
-        })
+        // Sampled: host 0's triggered flows too (each walks only its own dependency chain).
+        .filter(|&(h, i)| exact || h == 0 || w.flow(h, i).start_at_ps().is_some())
+        .map(|(h, i)| path.end_ps(b, flow_id(h, i), t0, permutation))
         .max()
         .unwrap_or(0);
     per_flow.max(busiest_host_bound_ps(b))
@@ -154,4 +171,81 @@ fn busiest_host_bound_ps(b: &BoundInputs<'_>) -> u64 {
         .max()
         .unwrap_or(0)
         + latency
+}
+
+/// Each flow's earliest end relative to the first start: its earliest start plus its own
+/// bound, where a triggered flow starts no earlier than its dependencies' last bytes can
+/// have arrived (their earliest starts plus [`BoundInputs::arrival_bound_ps`]) plus its delay.
+#[derive(Default)]
+struct CriticalPath {
+    /// Earliest arrival of the last byte of each triggered flow resolved so far.
+    arrival_ps: HashMap<FlowId, u64>,
+}
+
+impl CriticalPath {
+    /// Flow `id`'s earliest end (last ACK). Fixed-start flows are computed directly (no
+    /// table for workloads without triggers); triggered ones depth-first over their
+    /// dependencies, without recursion (chains are 2(n − 1) long), and remembered. A cycle
+    /// (no generator builds one) would only loosen the bound: a dependency still being
+    /// resolved counts as arriving at 0.
+    fn end_ps(&mut self, b: &BoundInputs<'_>, id: FlowId, t0: u64, permutation: bool) -> u64 {
+        let w = b.workload;
+        let fl = w.flow_by_id(id);
+        let start = match fl.start {
+            Start::At(t) => t - t0,
+            Start::After { delay_ps } => self.deps_arrived_ps(b, id, t0) + delay_ps,
+        };
+        start + b.flow_bound_ps(&fl, permutation && fl.start_at_ps().is_some())
+    }
+
+    /// The earliest time the dependencies of triggered flow `id` have all arrived.
+    fn deps_arrived_ps(&mut self, b: &BoundInputs<'_>, id: FlowId, t0: u64) -> u64 {
+        let w = b.workload;
+        let mut open = HashSet::new();
+        let mut stack = vec![(id, false)];
+        while let Some((id, expanded)) = stack.pop() {
+            if self.arrival_ps.contains_key(&id) {
+                continue;
+            }
+            let (h, i) = (flow_src(id), flow_index(id));
+            let mut latest = 0;
+            let mut waiting = false;
+            w.for_each_dep(h, i, |d| {
+                let dep = w.flow_by_id(d);
+                match (dep.start, self.arrival_ps.get(&d)) {
+                    (Start::At(t), _) => latest = latest.max(t - t0 + b.arrival_bound_ps(&dep)),
+                    (_, Some(&at)) => latest = latest.max(at),
+                    _ if expanded || open.contains(&d) => {}
+                    _ => {
+                        if !waiting {
+                            stack.push((id, true));
+                            open.insert(id);
+                            waiting = true;
+                        }
+                        stack.push((d, false));
+                    }
+                }
+            });
+            if waiting {
+                continue;
+            }
+            open.remove(&id);
+            let fl = w.flow(h, i);
+            let Start::After { delay_ps } = fl.start else {
+                unreachable!("only triggered flows are pushed")
+            };
+            self.arrival_ps
+                .insert(id, latest + delay_ps + b.arrival_bound_ps(&fl));
+        }
+        // Remembered: its arrival = (dependencies' arrival + delay) + its own transfer.
+        let fl = w.flow_by_id(id);
+        self.arrival_ps[&id] - b.arrival_bound_ps(&fl) - Self::delay_of(w, id)
+    }
+
+    fn delay_of(w: &Workload, id: FlowId) -> u64 {
+        match w.flow_by_id(id).start {
+            Start::After { delay_ps } => delay_ps,
+            Start::At(_) => 0,
+        }
+    }
 }

@@ -1,14 +1,16 @@
 //! A host: its NIC, the senders of the flows it has started, the receivers of the flows it is
 //! receiving (when the transport or LB policy keeps per-flow receiver state), and its RNG
-//! stream. It starts its flows in order of start time, asks the transport which packet each
-//! flow sends next, answers data with ACKs (and trimmed headers with NACKs), runs each
-//! flow's timers, and reports each flow's completion.
+//! stream. It starts its fixed-start flows in order of start time (one cursor) and its
+//! triggered flows when their dependencies have arrived (`triggers.rs`), asks the transport
+//! which packet each flow sends next, answers data with ACKs (and trimmed headers with
+//! NACKs), runs each flow's timers, and reports each flow's completion.
 
 use super::event::{Scheduler, TimerKind, TimerSeq, TimerSlot};
 use super::link::{finish_tx, start_tx};
 use super::nic::{Nic, Pick};
+use super::triggers::Triggers;
 use crate::lb::{Feedback, FlowPath, SubflowLoads};
-use crate::metrics::{record_ns, CwndPoint, Metrics};
+use crate::metrics::{record_ns, CwndPoint, FlowEvent, Metrics};
 use crate::model::Model;
 use crate::packet::{flags, FlowId, Packet, PacketKind};
 use crate::rng::{stream, Purpose};
@@ -16,6 +18,7 @@ use crate::time::{NEVER_PS, PS_PER_NS};
 use crate::topology::NodeId;
 use crate::transport::receiver::{sack_base, Urgent};
 use crate::transport::{AckInfo, Receiver, Sender, TransportParams};
+use crate::workload::{Flow, Start};
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -42,6 +45,17 @@ struct FlowTimers {
 }
 
 impl FlowSender {
+    /// The placeholder of a flow not started yet (below a triggered flow that started
+    /// first): no packets, out of the rotation, no timers.
+    fn not_started() -> FlowSender {
+        FlowSender {
+            sender: Sender::Paced(crate::transport::paced::Paced::not_started()),
+            path: FlowPath::RECEIVER,
+            in_rotation: false,
+            timers: None,
+        }
+    }
+
     fn timers(&mut self) -> &mut FlowTimers {
         self.timers.as_mut().expect("reliable flows have timers")
     }
@@ -58,10 +72,17 @@ impl FlowSender {
 pub struct Host {
     pub id: NodeId,
     pub nic: Nic,
-    /// Started flows, by index among the host's flows.
+    /// Started flows, by index among the host's flows (a triggered flow may start before
+    /// flows of lower index: those not started yet hold [`FlowSender::not_started`]).
     flows: Vec<FlowSender>,
     /// Flows this host sends (the workload's count).
     n_flows: u32,
+    /// Next flow to consider for a fixed start (triggered flows are passed over).
+    cursor: u32,
+    /// The workload has triggered flows: track arrivals and dependencies.
+    triggered: bool,
+    /// Boxed: hosts of workloads without triggers pay one pointer, not four maps.
+    triggers: Box<Triggers>,
     completed: u32,
     /// Receiver state of incoming flows (only when needed; see `transport::receiver`).
     receivers: BTreeMap<FlowId, Receiver>,
@@ -89,6 +110,9 @@ impl Host {
             nic: Nic::default(),
             flows: Vec::new(),
             n_flows: m.workload.flows_of(id),
+            cursor: 0,
+            triggered: m.workload.has_triggers(),
+            triggers: Box::default(),
             completed: 0,
             receivers: BTreeMap::new(),
             rng: stream(m.seed, id as u64, Purpose::HostLb),
@@ -100,10 +124,20 @@ impl Host {
 
     /// Sets the wake-up that starts this host, if it has anything to send.
     pub fn start<S: Scheduler>(&mut self, m: &Model, out: &mut S) {
-        if self.n_flows > 0 {
-            let first = m.workload.flow(self.id, 0).start_ps;
+        if let Some(first) = self.next_fixed_start_ps(m) {
             self.set_wake(first, out);
         }
+    }
+
+    /// The start time of the next fixed-start flow, moving the cursor past triggered flows.
+    fn next_fixed_start_ps(&mut self, m: &Model) -> Option<u64> {
+        while self.cursor < self.n_flows {
+            match m.workload.flow(self.id, self.cursor).start {
+                Start::At(t) => return Some(t),
+                Start::After { .. } => self.cursor += 1,
+            }
+        }
+        None
     }
 
     /// Incoming flows whose receiver state this host still keeps.
@@ -187,6 +221,28 @@ impl Host {
         if keep {
             self.forget_finished_receiver(m, pkt.flow_id());
         }
+        // A trimmed header is no data: under the paced transport its flow never arrives.
+        if self.triggered && !pkt.is_trimmed() {
+            let packets = m.packets_for(m.workload.flow_by_id(pkt.flow_id()).bytes);
+            if self.triggers.count_packet(pkt.flow_id(), packets) {
+                self.message_received(m, pkt.flow_id(), now_ps, mx);
+            }
+        }
+    }
+
+    /// Incoming flow `id` has fully arrived: its dependents here may become ready.
+    fn message_received(&mut self, m: &Model, id: FlowId, now_ps: u64, mx: &mut Metrics) {
+        if self.traced {
+            mx.flow_events
+                .push(FlowEvent::received(now_ps, self.id, id));
+        }
+        let (w, me, t) = (&m.workload, self.id, &mut self.triggers);
+        w.for_each_dependent(id, |i| {
+            let Start::After { delay_ps } = w.flow(me, i).start else {
+                unreachable!("dependents start on a trigger")
+            };
+            t.dependency_arrived(i, w.dep_count(me, i), now_ps, delay_ps);
+        });
     }
 
     /// Drops a receiver's state once every packet of its flow has arrived (paced transport).
@@ -213,6 +269,8 @@ impl Host {
         let c = &mut mx.counters;
         let echo = if pkt.ecn() { flags::ECN_ECHO } else { 0 };
         let rcv = self.receivers.entry(pkt.flow_id()).or_default();
+        // The flow's last packet has arrived (its dependents may start).
+        let mut arrived = false;
         let kind = if pkt.is_trimmed() {
             c.headers_delivered += 1;
             if rcv.received.contains(pkt.seq) {
@@ -231,6 +289,9 @@ impl Host {
             };
             let wire = pkt.size_bytes as u64;
             let v = rcv.on_reliable_data(pkt.seq, wire, urgent, ack_coalesce_bytes);
+            arrived = v.fresh
+                && self.triggered
+                && rcv.received.len() == m.packets_for(m.workload.flow_by_id(pkt.flow_id()).bytes);
             if v.fresh {
                 c.payload_bytes_delivered += payload;
                 if let Some(series) = &mut mx.series {
@@ -240,6 +301,9 @@ impl Host {
                 c.duplicates_delivered += 1;
             }
             if !v.ack_now {
+                if arrived {
+                    self.message_received(m, pkt.flow_id(), now_ps, mx);
+                }
                 return;
             }
             PacketKind::Ack
@@ -262,6 +326,9 @@ impl Host {
             &pkt,
             reply,
         );
+        if arrived {
+            self.message_received(m, pkt.flow_id(), now_ps, mx);
+        }
     }
 
     /// Handles an ACK; returns whether a flow the transport had held back may send again.
@@ -312,7 +379,10 @@ impl Host {
         let what = Feedback::of_ack(info.ecn_echo);
         m.lb.host.feedback(&mut f.path, info.entropy, what, now_ps);
         if !was_complete && f.sender.is_complete() {
-            let start = m.workload.flow(self.id, i).start_ps;
+            let start = match m.workload.flow(self.id, i).start {
+                Start::At(t) => t,
+                Start::After { .. } => self.triggers.completed(i).expect("started on a trigger"),
+            };
             record_ns(&mut mx.fct_ns, (now_ps - start) / PS_PER_NS);
             c.flows_completed += 1;
             c.last_ack_ps = c.last_ack_ps.max(now_ps);
@@ -445,54 +515,87 @@ impl Host {
         self.timers.set(slot, id, TimerKind::NicWake, 0, at_ps, out);
     }
 
-    /// Starts every flow whose start time has come.
-    fn start_due_flows(&mut self, m: &Model, now_ps: u64) {
-        while (self.flows.len() as u32) < self.n_flows {
-            let i = self.flows.len() as u32;
+    /// Starts every flow whose start time has come: fixed-start flows in order, then
+    /// triggered flows that are due.
+    fn start_due_flows(&mut self, m: &Model, now_ps: u64, mx: &mut Metrics) {
+        while self.cursor < self.n_flows {
+            let i = self.cursor;
             let f = m.workload.flow(self.id, i);
-            if f.start_ps > now_ps {
-                break;
+            match f.start {
+                Start::At(t) if t > now_ps => break,
+                Start::At(t) => {
+                    if self.traced && self.triggered {
+                        let id = crate::packet::flow_id(self.id, i);
+                        mx.flow_events.push(FlowEvent::started(t, self.id, id));
+                    }
+                    self.start_flow(m, i, &f)
+                }
+                Start::After { .. } => {}
             }
-            let packets = m.packets_for(f.bytes);
-            assert!(
-                packets <= u32::MAX as u64,
-                "flow {i} of host {} has more than 2^32 packets",
-                self.id
-            );
-            let full = m.payload_bytes + m.header_bytes;
-            let last = m.data_size(f.bytes, packets as u32 - 1);
-            let env = m.cc_env(self.id, f.dst);
-            let bdp_pkts = env.bdp_bytes / env.mtu_bytes;
-            let lb = &m.lb;
-            let mut path = lb
-                .host
-                .start_flow(lb.cfg.entropy_paths, bdp_pkts, &mut self.rng);
-            lb.host.assign_subflows(
-                &m.fabric,
-                &mut path,
-                self.id,
-                f.dst,
-                packets,
-                &mut self.subflow_loads,
-                &mut self.rng,
-            );
-            // Background flows pace themselves with the flow pacing timer.
-            let timed = m.transport.is_reliable() || m.workload.pinned(self.id, i).is_some();
-            self.flows.push(FlowSender {
-                sender: Sender::new(&m.transport, packets as u32, full, last, &env),
-                path,
-                in_rotation: true,
-                timers: timed.then(Box::default),
-            });
-            self.nic.active.push_back(i);
+            self.cursor += 1;
         }
+        if self.triggered {
+            while let Some((t, i)) = self.triggers.take_due(now_ps) {
+                if self.traced {
+                    let id = crate::packet::flow_id(self.id, i);
+                    mx.flow_events.push(FlowEvent::started(t, self.id, id));
+                }
+                self.start_flow(m, i, &m.workload.flow(self.id, i));
+            }
+        }
+    }
+
+    /// Starts flow `i` (`f`).
+    fn start_flow(&mut self, m: &Model, i: u32, f: &Flow) {
+        let packets = m.packets_for(f.bytes);
+        assert!(
+            packets <= u32::MAX as u64,
+            "flow {i} of host {} has more than 2^32 packets",
+            self.id
+        );
+        let full = m.payload_bytes + m.header_bytes;
+        let last = m.data_size(f.bytes, packets as u32 - 1);
+        let env = m.cc_env(self.id, f.dst);
+        let bdp_pkts = env.bdp_bytes / env.mtu_bytes;
+        let lb = &m.lb;
+        let mut path = lb
+            .host
+            .start_flow(lb.cfg.entropy_paths, bdp_pkts, &mut self.rng);
+        lb.host.assign_subflows(
+            &m.fabric,
+            &mut path,
+            self.id,
+            f.dst,
+            packets,
+            &mut self.subflow_loads,
+            &mut self.rng,
+        );
+        // Background flows pace themselves with the flow pacing timer.
+        let timed = m.transport.is_reliable() || m.workload.pinned(self.id, i).is_some();
+        let sender = FlowSender {
+            sender: Sender::new(&m.transport, packets as u32, full, last, &env),
+            path,
+            in_rotation: true,
+            timers: timed.then(Box::default),
+        };
+        if i as usize == self.flows.len() {
+            self.flows.push(sender);
+        } else {
+            // A triggered flow, out of order.
+            if i as usize > self.flows.len() {
+                self.flows
+                    .resize_with(i as usize + 1, FlowSender::not_started);
+            }
+            self.flows[i as usize] = sender;
+        }
+        self.nic.active.push_back(i);
     }
 
     fn try_send<S: Scheduler>(&mut self, m: &Model, now_ps: u64, out: &mut S, mx: &mut Metrics) {
         if self.nic.port.busy {
             return;
         }
-        self.start_due_flows(m, now_ps);
+        self.start_due_flows(m, now_ps, mx);
         // Flows whose transport holds their next packet back leave the rotation; try the
         // next one (a loop, not recursion: thousands of flows may be held back at once).
         let pkt = loop {
@@ -507,8 +610,10 @@ impl Host {
                     }
                 }
                 None => {
-                    let next_start = ((self.flows.len() as u32) < self.n_flows)
-                        .then(|| m.workload.flow(self.id, self.flows.len() as u32).start_ps);
+                    let mut next_start = self.next_fixed_start_ps(m);
+                    if let Some(t) = self.triggered.then(|| self.triggers.next_ready_ps()) {
+                        next_start = next_start.into_iter().chain(t).min();
+                    }
                     if let Some(at) = self.nic.data_ready_at().or(next_start) {
                         self.set_wake(at, out);
                     }

@@ -8,5 +8,6 @@ pub(crate) mod nic;
 pub mod port;
 pub(crate) mod qdisc;
 pub mod switch;
+pub(crate) mod triggers;
 
 pub use port::Port;

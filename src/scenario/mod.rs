@@ -816,13 +816,30 @@ pub enum WorkloadKind {
     /// Back-to-back messages to random hosts of other pods/leaves at `load` for
     /// `duration_us` (the PSP paper's set-up).
     Continuous,
+    /// A ring collective (`collective`) over `hosts`: every step waits for the previous
+    /// step's chunk from the previous rank.
+    Ring,
+}
+
+/// `workload.collective` (kind = "ring").
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Collective {
+    /// ReduceScatter then AllGather: 2(n − 1) dependent steps.
+    #[default]
+    AllReduce,
+    /// n − 1 dependent steps.
+    ReduceScatter,
+    /// n − 1 dependent steps.
+    AllGather,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WorkloadConfig {
     pub kind: WorkloadKind,
-    /// Bytes of payload per flow (permutation, all_to_all).
+    /// Bytes of payload per flow (permutation, all_to_all); ring: the buffer each rank
+    /// holds (each step carries ⌈message_bytes / ranks⌉).
     pub message_bytes: u64,
     /// htsim connection-matrix file (matrix), relative to the scenario file's folder.
     pub file: Option<PathBuf>,
@@ -837,6 +854,13 @@ pub struct WorkloadConfig {
     /// Background flows pinned to an explicit path at a fixed rate (the PSP paper's
     /// "200 Gb/s on tor15-spine8-tor10"), sent besides the workload.
     pub background: Vec<BackgroundFlow>,
+    /// Ring: the collective (default "all_reduce").
+    pub collective: Collective,
+    /// Ring: the member hosts in ring order (unset: every host, 0, 1, …).
+    pub hosts: Option<Vec<u32>>,
+    /// Ring: compute delay between a step's chunk arriving and the next step starting, in
+    /// ns (default 0).
+    pub step_delay_ns: f64,
 }
 
 /// `[[workload.background]]`: a flow from host `src` to host `dst` along the switches of
@@ -864,6 +888,9 @@ impl Default for WorkloadConfig {
             load: None,
             duration_us: None,
             background: Vec::new(),
+            collective: Collective::AllReduce,
+            hosts: None,
+            step_delay_ns: 0.0,
         }
     }
 }

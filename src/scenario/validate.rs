@@ -349,12 +349,63 @@ impl Scenario {
                     bail_field!("workload.file", "required with kind = \"matrix\"");
                 }
             }
+            WorkloadKind::Ring => self.validate_ring()?,
+        }
+        if w.kind != WorkloadKind::Ring {
+            if w.hosts.is_some() {
+                bail_field!("workload.hosts", "only used with kind = \"ring\"");
+            }
+            if w.step_delay_ns != 0.0 {
+                bail_field!("workload.step_delay_ns", "only used with kind = \"ring\"");
+            }
+            if w.collective != super::Collective::AllReduce {
+                bail_field!("workload.collective", "only used with kind = \"ring\"");
+            }
         }
         Ok(())
     }
 }
 
 impl Scenario {
+    /// A ring collective: its hosts appear once and are at least two (that they exist, and
+    /// the chunk size, need the fabric: `workload::ring::Ring::build`).
+    fn validate_ring(&self) -> Result<()> {
+        let w = &self.workload;
+        if w.file.is_some() || w.inter_pod {
+            let field = match w.inter_pod {
+                true => "workload.inter_pod",
+                false => "workload.file",
+            };
+            bail_field!(field, "not used with kind = \"ring\"");
+        }
+        if let Some(list) = &w.hosts {
+            let mut seen = std::collections::BTreeSet::new();
+            for &h in list {
+                if !seen.insert(h) {
+                    bail_field!("workload.hosts", "host {h} appears twice");
+                }
+            }
+            if list.len() < 2 {
+                bail_field!(
+                    "workload.hosts",
+                    "a ring needs at least two hosts (got {})",
+                    list.len()
+                );
+            }
+        }
+        if w.message_bytes == 0 {
+            bail_field!("workload.message_bytes", "must be at least 1");
+        }
+        if !(w.step_delay_ns >= 0.0 && w.step_delay_ns <= 1e12) {
+            bail_field!(
+                "workload.step_delay_ns",
+                "must be in [0, 10^12] ns (got {})",
+                w.step_delay_ns
+            );
+        }
+        Ok(())
+    }
+
     /// REPS's parameters (checked whatever the policy, as every field is) and its need for
     /// feedback.
     fn validate_reps(&self) -> Result<()> {

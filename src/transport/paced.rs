@@ -40,6 +40,15 @@ impl Paced {
         }
     }
 
+    /// A flow not started yet: nothing to send (see `net::host`'s placeholders).
+    pub fn not_started() -> Paced {
+        Paced {
+            packets: 0,
+            next_seq: 0,
+            acked: 0,
+        }
+    }
+
     #[inline]
     pub fn next_seq(&mut self, _now_ps: u64) -> Option<u32> {
         (self.next_seq < self.packets).then(|| {

@@ -11,7 +11,7 @@ pub fn flow(hosts: u32, bytes: u64, h: u32, i: u32) -> Flow {
         src: h,
         dst: ((h as u64 + 1 + i as u64) % hosts as u64) as u32,
         bytes,
-        start_ps: 0,
+        start: super::Start::At(0),
     }
 }
 

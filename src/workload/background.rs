@@ -62,7 +62,7 @@ impl Background {
                     src: b.src,
                     dst: b.dst,
                     bytes: packets * s.packet.payload_bytes as u64,
-                    start_ps: 0,
+                    start: super::Start::At(0),
                 },
                 via: code | PINNED,
                 gap_ps,

@@ -45,7 +45,7 @@ impl Continuous {
             src: h,
             dst,
             bytes: self.bytes,
-            start_ps: i as u64 * self.gap_ps,
+            start: super::Start::At(i as u64 * self.gap_ps),
         }
     }
 }
@@ -67,7 +67,7 @@ mod tests {
         let mut hits = [0u32; 32];
         for i in 0..c.count {
             let f = c.flow(3, i);
-            assert_eq!(f.start_ps, i as u64 * 1_000);
+            assert_eq!(f.start_at_ps(), Some(i as u64 * 1_000));
             assert_ne!(c.group[f.dst as usize], 0, "never its own group");
             hits[f.dst as usize] += 1;
         }

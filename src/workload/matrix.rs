@@ -8,7 +8,7 @@
 //! ```
 //! `start` is in picoseconds and `size` in bytes. Every error names the file and line.
 
-use super::Flow;
+use super::{Flow, Start};
 use anyhow::{anyhow, bail, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -89,7 +89,7 @@ pub fn parse(text: &str, num_hosts: u32, max_bytes: u64) -> Result<Vec<Flow>> {
             src: src as u32,
             dst: dst as u32,
             bytes,
-            start_ps,
+            start: Start::At(start_ps),
         });
     }
     if flows.len() as u64 != conns {
@@ -109,7 +109,8 @@ pub struct FlowTable {
 impl FlowTable {
     pub fn new(mut flows: Vec<Flow>, num_hosts: u32) -> FlowTable {
         // Stable: equal (src, start) keep their order.
-        flows.sort_by_key(|f| (f.src, f.start_ps));
+        // Table flows start at fixed times (dependencies are the generators' for now).
+        flows.sort_by_key(|f| (f.src, f.start_at_ps().expect("table flows start at a time")));
         let mut host_start = vec![0u64; num_hosts as usize + 1];
         for f in &flows {
             assert!(f.src < num_hosts && f.dst < num_hosts && f.src != f.dst);
@@ -151,7 +152,7 @@ mod tests {
                 src: 2,
                 dst: 1,
                 bytes: 7,
-                start_ps: 500
+                start: Start::At(500)
             }
         );
         assert!(parse(

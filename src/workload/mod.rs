@@ -11,15 +11,21 @@
 //!   starts them with one cursor;
 //! - every rank computes the same flows from the scenario and seed.
 //!
-//! Dependencies between messages (collectives) will add a start condition to [`Flow`]
-//! (`start = at(t) | after(messages, delay)`); hosts already start flows one by one through
-//! [`Workload::flow`], so triggers fit there.
+//! - a flow starts at a fixed time ([`Start::At`]) or `delay_ps` after every one of its
+//!   dependencies (other flows, [`Workload::for_each_dep`]) has been fully received at its
+//!   source host ([`Start::After`]). A dependency is always a flow *to* the dependent flow's
+//!   source, so a trigger is local to one host and the conservative lookahead still holds
+//!   (no global barrier). The fixed-start flows of a host are in order of start time; its
+//!   triggered flows may sit anywhere among them (the host's cursor skips them, and its
+//!   trigger bookkeeping, `net/triggers.rs`, starts them).
 
 mod all_to_all;
 pub mod background;
 mod continuous;
+pub mod deps;
 mod matrix;
 mod permutation;
+pub mod ring;
 
 pub use crate::packet::FlowId;
 use crate::rng::{stream, Purpose};
@@ -32,7 +38,28 @@ pub struct Flow {
     pub src: u32,
     pub dst: u32,
     pub bytes: u64,
-    pub start_ps: u64,
+    pub start: Start,
+}
+
+/// When a flow starts: `start = at(t) | after(messages, delay)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Start {
+    /// At a fixed time, in ps.
+    At(u64),
+    /// `delay_ps` (a compute delay) after the last byte of the last of its dependencies
+    /// ([`Workload::for_each_dep`], at least one) arrived at its source host.
+    After { delay_ps: u64 },
+}
+
+impl Flow {
+    /// The fixed start time, if the flow has one.
+    #[inline]
+    pub fn start_at_ps(&self) -> Option<u64> {
+        match self.start {
+            Start::At(t) => Some(t),
+            Start::After { .. } => None,
+        }
+    }
 }
 
 /// The largest flow a scenario can carry: 2^32 - 1 packets (sequence numbers are u32).
@@ -50,6 +77,8 @@ pub enum Workload {
     Table(matrix::FlowTable),
     /// Back-to-back messages to random hosts of other groups at an offered load.
     Continuous(continuous::Continuous),
+    /// Ring collectives: every step waits for the previous step's chunk (`ring.rs`).
+    Ring(ring::Ring),
     /// Another workload with background flows pinned to paths (`background.rs`); a host's
     /// background flows come first.
     WithBackground(Box<Workload>, background::Background),
@@ -59,10 +88,15 @@ impl Workload {
     pub fn build(s: &Scenario, fabric: &Fabric) -> Result<Workload> {
         let base = Workload::build_base(s, fabric)?;
         let bg = background::Background::build(s, fabric)?;
-        Ok(match bg.is_empty() {
+        let w = match bg.is_empty() {
             true => base,
             false => Workload::WithBackground(Box::new(base), bg),
-        })
+        };
+        let hosts = fabric.num_hosts;
+        if w.has_triggers() && w.total_flows(hosts) <= deps::CHECKED_FLOWS {
+            deps::check(&(&w, hosts)).map_err(|e| anyhow::anyhow!("workload: {e}"))?;
+        }
+        Ok(w)
     }
 
     fn build_base(s: &Scenario, fabric: &Fabric) -> Result<Workload> {
@@ -95,6 +129,7 @@ impl Workload {
                 Workload::from_flows(flows, num_hosts)
             }
             WorkloadKind::Continuous => Workload::Continuous(continuous(s, fabric)),
+            WorkloadKind::Ring => Workload::Ring(ring::Ring::build(s, num_hosts)?),
         })
     }
 
@@ -111,6 +146,7 @@ impl Workload {
             Workload::AllToAll { hosts, .. } => hosts - 1,
             Workload::Table(t) => t.flows_of(h),
             Workload::Continuous(c) => c.count,
+            Workload::Ring(r) => r.flows_of(h),
             Workload::WithBackground(w, bg) => bg.of(h).len() as u32 + w.flows_of(h),
         }
     }
@@ -133,15 +169,82 @@ impl Workload {
                 src: h,
                 dst: dst[h as usize],
                 bytes: *bytes,
-                start_ps: 0,
+                start: Start::At(0),
             },
             Workload::AllToAll { hosts, bytes } => all_to_all::flow(*hosts, *bytes, h, i),
             Workload::Table(t) => t.flow(h, i),
             Workload::Continuous(c) => c.flow(h, i),
+            Workload::Ring(r) => r.flow(h, i),
             Workload::WithBackground(w, bg) => match bg.of(h).get(i as usize) {
                 Some(p) => p.flow,
                 None => w.flow(h, i - bg.of(h).len() as u32),
             },
+        }
+    }
+
+    /// Whether any flow starts on a trigger ([`Start::After`]): hosts then track which
+    /// incoming flows have fully arrived.
+    pub fn has_triggers(&self) -> bool {
+        match self {
+            Workload::Ring(_) => true,
+            Workload::WithBackground(w, _) => w.has_triggers(),
+            _ => false,
+        }
+    }
+
+    /// Calls `f` with each dependency of flow `i` of host `h` (none for a fixed start). Every
+    /// dependency is a flow whose destination is `h`.
+    pub fn for_each_dep(&self, h: u32, i: u32, mut f: impl FnMut(FlowId)) {
+        self.for_each_dep_dyn(h, i, &mut f)
+    }
+
+    fn for_each_dep_dyn(&self, h: u32, i: u32, f: &mut dyn FnMut(FlowId)) {
+        match self {
+            Workload::Ring(r) => r.for_each_dep(h, i, f),
+            Workload::WithBackground(w, bg) => {
+                let skip = bg.of(h).len() as u32;
+                if i >= skip {
+                    w.for_each_dep_dyn(h, i - skip, &mut |d| {
+                        let src = crate::packet::flow_src(d);
+                        let shift = bg.of(src).len() as u32;
+                        f(crate::packet::flow_id(
+                            src,
+                            crate::packet::flow_index(d) + shift,
+                        ))
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Number of dependencies of flow `i` of host `h`.
+    pub fn dep_count(&self, h: u32, i: u32) -> u32 {
+        let mut n = 0;
+        self.for_each_dep(h, i, |_| n += 1);
+        n
+    }
+
+    /// Calls `f` with the index, at the flow's destination host, of each flow that depends
+    /// on flow `id` (the inverse of [`Workload::for_each_dep`]).
+    pub fn for_each_dependent(&self, id: FlowId, mut f: impl FnMut(u32)) {
+        self.for_each_dependent_dyn(id, &mut f)
+    }
+
+    fn for_each_dependent_dyn(&self, id: FlowId, f: &mut dyn FnMut(u32)) {
+        match self {
+            Workload::Ring(r) => r.for_each_dependent(id, f),
+            Workload::WithBackground(w, bg) => {
+                let (src, i) = (crate::packet::flow_src(id), crate::packet::flow_index(id));
+                let skip = bg.of(src).len() as u32;
+                if i >= skip {
+                    let dst = w.flow(src, i - skip).dst;
+                    let shift = bg.of(dst).len() as u32;
+                    let base = crate::packet::flow_id(src, i - skip);
+                    w.for_each_dependent_dyn(base, &mut |j| f(j + shift));
+                }
+            }
+            _ => {}
         }
     }
 
@@ -163,6 +266,7 @@ impl Workload {
             Workload::AllToAll { hosts, bytes } => (*hosts as u64 - 1) * bytes,
             Workload::Table(t) => (0..t.flows_of(h)).map(|i| t.flow(h, i).bytes).sum(),
             Workload::Continuous(c) => c.count as u64 * c.bytes,
+            Workload::Ring(r) => r.flows_of(h) as u64 * r.chunk_bytes,
             Workload::WithBackground(w, bg) => {
                 w.bytes_of(h) + bg.of(h).iter().map(|p| p.flow.bytes).sum::<u64>()
             }
@@ -175,8 +279,27 @@ impl Workload {
             Workload::AllToAll { .. } => "all_to_all",
             Workload::Table(_) => "matrix",
             Workload::Continuous(_) => "continuous",
+            Workload::Ring(_) => "ring",
             Workload::WithBackground(w, _) => w.kind_name(),
         }
+    }
+}
+
+impl deps::Graph for (&Workload, u32) {
+    fn hosts(&self) -> u32 {
+        self.1
+    }
+    fn flows_of(&self, h: u32) -> u32 {
+        self.0.flows_of(h)
+    }
+    fn flow(&self, h: u32, i: u32) -> Flow {
+        self.0.flow(h, i)
+    }
+    fn deps(&self, h: u32, i: u32, f: &mut dyn FnMut(FlowId)) {
+        self.0.for_each_dep(h, i, f)
+    }
+    fn dependents(&self, id: FlowId, f: &mut dyn FnMut(u32)) {
+        self.0.for_each_dependent(id, f)
     }
 }
 

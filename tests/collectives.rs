@@ -1,0 +1,241 @@
+//! Ring collectives (`workload.kind = "ring"`): every step starts only once its predecessor's
+//! chunk has arrived, a ring completes in exactly its number of dependent steps, results do
+//! not depend on threads or partitions, paced and reliable transports both work, and bad
+//! input gets one line naming the field.
+
+mod common;
+
+use common::{results, run};
+use std::collections::BTreeMap;
+use weft::metrics::{FlowEvent, FlowEventKind};
+use weft::packet::{flow_index, flow_src};
+use weft::scenario::{CcKind, Collective, LbPolicy, Scenario, TopologyKind, WorkloadKind};
+
+/// A ring collective over every host of a k = 4 fat tree (16 hosts), every host traced.
+fn ring(collective: Collective, cc: CcKind, delay_ns: f64) -> Scenario {
+    let mut s = Scenario::default();
+    s.topology.kind = TopologyKind::FatTree;
+    s.topology.k = 4;
+    s.host.cc = cc;
+    s.workload.kind = WorkloadKind::Ring;
+    s.workload.collective = collective;
+    // 16 chunks of 3 packets of 4,096 bytes.
+    s.workload.message_bytes = 16 * 3 * 4096;
+    s.workload.step_delay_ns = delay_ns;
+    s.report.trace_hosts = (0..16).collect();
+    s.validate().expect("test scenario is valid");
+    s
+}
+
+/// (kind, src, index) → time, from the flow events.
+fn event_times(events: &[FlowEvent]) -> BTreeMap<(bool, u32, u32), u64> {
+    let mut times = BTreeMap::new();
+    for e in events {
+        let started = e.kind == FlowEventKind::Started;
+        let key = (started, flow_src(e.flow), flow_index(e.flow));
+        assert!(times.insert(key, e.time_ps).is_none(), "{e:?} twice");
+    }
+    times
+}
+
+/// Checks the run of ring `s` of `n` hosts in ring order 0..n: every rank sends exactly
+/// `steps` chunks, step 0 starts at 0, step s > 0 of rank r starts exactly `delay` after
+/// step s − 1 of rank r − 1 arrived at r, and the CCT covers at least `steps` delays.
+fn assert_dependent_steps(s: &Scenario, n: u32, steps: u32) {
+    let out = run(s, 1, 1);
+    assert_eq!(out.flows_total, (n * steps) as u64);
+    assert_eq!(out.flows_incomplete, 0);
+    let delay_ps = (s.workload.step_delay_ns * 1000.0).round() as u64;
+    let t = event_times(&out.metrics.flow_events);
+    assert_eq!(
+        t.len() as u32,
+        2 * n * steps,
+        "one start and one arrival per chunk"
+    );
+    for r in 0..n {
+        let prev = (r + n - 1) % n;
+        assert_eq!(t[&(true, r, 0)], 0, "step 0 of rank {r} starts at time 0");
+        for step in 1..steps {
+            let arrived = t[&(false, prev, step - 1)];
+            let started = t[&(true, r, step)];
+            assert_eq!(
+                started,
+                arrived + delay_ps,
+                "rank {r} step {step}: starts {delay_ps} ps after its data arrived"
+            );
+            assert!(t[&(false, r, step)] > started, "arrives after it starts");
+        }
+        assert!(!t.contains_key(&(true, r, steps)), "no step beyond {steps}");
+    }
+    let cct = out.cct_ps().expect("the ring completed");
+    assert!(cct >= steps as u64 * delay_ps, "cct {cct} ps");
+    assert!(
+        out.cct_lower_bound_ps >= steps as u64 * delay_ps && out.cct_lower_bound_ps <= cct,
+        "lower bound {} ps follows the dependency chain and stays below the cct {cct} ps",
+        out.cct_lower_bound_ps
+    );
+}
+
+#[test]
+fn ring_allreduce_takes_2_n_minus_1_dependent_steps() {
+    let s = ring(Collective::AllReduce, CcKind::None, 1000.0);
+    assert_dependent_steps(&s, 16, 30);
+}
+
+#[test]
+fn ring_reduce_scatter_and_all_gather_take_n_minus_1_dependent_steps() {
+    for c in [Collective::ReduceScatter, Collective::AllGather] {
+        assert_dependent_steps(&ring(c, CcKind::None, 0.0), 16, 15);
+    }
+}
+
+#[test]
+fn ring_allreduce_under_dctcp_waits_for_its_data_too() {
+    assert_dependent_steps(&ring(Collective::AllReduce, CcKind::Dctcp, 0.0), 16, 30);
+    assert_dependent_steps(&ring(Collective::AllReduce, CcKind::Dctcp, 500.0), 16, 30);
+}
+
+#[test]
+fn a_ring_over_chosen_hosts_in_a_chosen_order() {
+    let mut s = ring(Collective::AllReduce, CcKind::None, 0.0);
+    s.workload.hosts = Some(vec![9, 2, 14, 5]);
+    s.validate().unwrap();
+    let out = run(&s, 1, 1);
+    assert_eq!((out.flows_total, out.flows_incomplete), (4 * 6, 0));
+    let t = event_times(&out.metrics.flow_events);
+    // Host 2 (rank 1) forwards at step 3 what host 9 (rank 0) sent at step 2.
+    assert_eq!(t[&(true, 2, 3)], t[&(false, 9, 2)]);
+    assert!(!t.contains_key(&(true, 0, 0)), "host 0 is not in the ring");
+}
+
+/// Background flows come first at their host, shifting its ring steps' indices: the
+/// dependencies still name the right flows.
+#[test]
+fn a_ring_beside_a_background_flow() {
+    let mut s = Scenario::default();
+    s.topology.kind = TopologyKind::LeafSpine;
+    s.topology.k = 8; // 32 hosts on leaves 32..39, spines 40..43
+    s.workload.kind = WorkloadKind::Ring;
+    s.workload.message_bytes = 3 * 4096 * 3;
+    s.workload.hosts = Some(vec![0, 5, 31]);
+    s.workload.step_delay_ns = 100.0;
+    s.workload.background = vec![weft::scenario::BackgroundFlow {
+        src: 0,
+        dst: 31,
+        path: vec![32, 40, 39],
+        rate_gbps: 200.0,
+        duration_us: Some(1.0),
+    }];
+    s.report.trace_hosts = vec![0, 5, 31];
+    s.validate().unwrap();
+    let out = run(&s, 1, 1);
+    assert_eq!((out.flows_total, out.flows_incomplete), (3 * 4 + 1, 0));
+    let t = event_times(&out.metrics.flow_events);
+    // Host 0's ring steps are its flows 1..=4; host 5's and 31's are 0..=3.
+    assert_eq!(t[&(true, 5, 1)], t[&(false, 0, 1)] + 100_000);
+    assert_eq!(t[&(true, 0, 2)], t[&(false, 31, 0)] + 100_000);
+    assert_eq!(t[&(true, 31, 3)], t[&(false, 5, 2)] + 100_000);
+    assert_eq!(t[&(true, 0, 4)], t[&(false, 31, 2)] + 100_000);
+}
+
+/// Each of the 15 dependent steps of a ReduceScatter adds its compute delay to the critical
+/// path: the CCT is at least 15 × (delay + the fastest step's transfer).
+#[test]
+fn a_compute_delay_adds_to_every_step() {
+    let delay_ps = 2_000_000;
+    let fast = run(&ring(Collective::ReduceScatter, CcKind::None, 0.0), 1, 1);
+    let slow = run(&ring(Collective::ReduceScatter, CcKind::None, 2000.0), 1, 1);
+    let t = event_times(&slow.metrics.flow_events);
+    let fastest_step = (0..16)
+        .flat_map(|r| (0..15).map(move |s| (r, s)))
+        .map(|(r, s)| t[&(false, r, s)] - t[&(true, r, s)])
+        .min()
+        .unwrap();
+    let (a, b) = (fast.cct_ps().unwrap(), slow.cct_ps().unwrap());
+    assert!(b > a, "{a} ps without delays, {b} ps with");
+    assert!(
+        b >= 15 * (delay_ps + fastest_step),
+        "{b} ps, steps of {fastest_step} ps or more"
+    );
+}
+
+#[test]
+fn ring_results_do_not_depend_on_threads_or_partitions() {
+    for cc in [CcKind::None, CcKind::Dctcp] {
+        for policy in [LbPolicy::Ofan, LbPolicy::Ecmp, LbPolicy::Drb] {
+            let mut s = ring(Collective::AllReduce, cc, 100.0);
+            s.lb.policy = policy;
+            s.validate().unwrap();
+            let reference = results(&s, 1, 1);
+            let events = run(&s, 1, 1).metrics.flow_events;
+            assert_eq!(reference["flows"]["incomplete"], 0, "{cc:?} {policy:?}");
+            for (threads, parts) in [(2, 4), (1, 5), (2, 6)] {
+                assert_eq!(
+                    results(&s, threads, parts),
+                    reference,
+                    "{cc:?} {policy:?}: threads {threads}, partitions {parts}"
+                );
+                assert_eq!(run(&s, threads, parts).metrics.flow_events, events);
+            }
+        }
+    }
+}
+
+// ---- Bad input: the real binary, one line naming the field. ----
+
+fn weft_run(toml: &str) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.toml"), toml).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["run", "s.toml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn ring_toml(extra: &str) -> String {
+    format!(
+        "seed = 1\n[topology]\nkind = \"fat_tree\"\nk = 4\n[workload]\nkind = \"ring\"\nmessage_bytes = 65536\n{extra}\n"
+    )
+}
+
+#[test]
+fn a_good_ring_scenario_runs() {
+    let (ok, err) = weft_run(&ring_toml(
+        "collective = \"reduce_scatter\"\nhosts = [3, 1, 2]",
+    ));
+    assert!(ok, "{err}");
+}
+
+#[test]
+fn bad_ring_input_gets_one_line_naming_the_field() {
+    for (extra, field) in [
+        ("hosts = [0, 16]", "workload.hosts"),
+        ("hosts = [0, 3, 0]", "workload.hosts"),
+        ("hosts = [5]", "workload.hosts"),
+        ("collective = \"broadcast\"", "collective"),
+        ("step_delay_ns = -1.0", "workload.step_delay_ns"),
+        ("message_bytes = 0", "workload.message_bytes"),
+        ("file = \"m.txt\"", "workload.file"),
+    ] {
+        let toml =
+            ring_toml(extra).replace("message_bytes = 65536\nmessage_bytes", "message_bytes");
+        let (ok, err) = weft_run(&toml);
+        assert!(!ok, "{extra}: accepted");
+        let line = err.trim_end();
+        assert!(
+            !line.contains('\n') && line.starts_with("error:"),
+            "{extra}: {err}"
+        );
+        assert!(line.contains(field), "{extra}: {err}");
+        assert!(!err.contains("panicked"), "{extra}: {err}");
+    }
+    // Ring fields with another kind.
+    let toml = ring_toml("hosts = [1, 2]").replace("kind = \"ring\"", "kind = \"permutation\"");
+    let (ok, err) = weft_run(&toml);
+    assert!(!ok && err.contains("workload.hosts"), "{err}");
+}
