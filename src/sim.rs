@@ -4,8 +4,8 @@ use crate::engine::comm::{Comm, LocalComm};
 use crate::engine::partition::{Outbox, Partition};
 use crate::engine::plan::Plan;
 use crate::engine::{plan_file, Ending, Engine, LoopStats, ProgressSample};
-use crate::metrics::workload_bound::{lower_bound_ps, BoundInputs};
-use crate::metrics::{histogram_wire, Counters, Metrics, StageStats};
+use crate::metrics::workload_bound::{lower_bound_ps, phase_lower_bounds_ps, BoundInputs};
+use crate::metrics::{histogram_wire, phases, Counters, Metrics, StageStats};
 use crate::model::Model;
 use crate::scenario::Scenario;
 use crate::time::PS_PER_US;
@@ -59,6 +59,10 @@ pub struct RunOutput {
     pub data_in_flight: u64,
     pub acks_in_flight: u64,
     pub cct_lower_bound_ps: u64,
+    /// The workload's phases (collectives), in order: names and duration lower bounds; their
+    /// measurements are `metrics.phases` (possibly shorter: a phase nothing sent).
+    pub phase_names: &'static [&'static str],
+    pub phase_lower_bounds_ps: Vec<u64>,
     /// End of the statistics window (the last event), in ps.
     pub end_ps: u64,
     /// Why the run ended.
@@ -116,6 +120,7 @@ struct RankReport {
     series: Option<crate::metrics::Timeseries>,
     cwnd: Vec<crate::metrics::CwndPoint>,
     flow_events: Vec<crate::metrics::FlowEvent>,
+    phases: Vec<crate::metrics::PhaseStats>,
 }
 
 /// Hosts per partition the automatic choice aims at: smaller partitions keep each event
@@ -239,6 +244,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         series: None,
         cwnd: vec![],
         flow_events: vec![],
+        phases: vec![],
     };
     let mut metrics = Metrics::default();
     for (p, outbox) in partitions.iter_mut().zip(&outboxes) {
@@ -257,6 +263,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
     report.series = metrics.series.take();
     report.cwnd = std::mem::take(&mut metrics.cwnd);
     report.flow_events = std::mem::take(&mut metrics.flow_events);
+    report.phases = std::mem::take(&mut metrics.phases);
     report.latency_v2 = histogram_wire::encode(&metrics.latency_ns);
     report.fct_v2 = histogram_wire::encode(&metrics.fct_ns);
     let bytes = bincode::serde::encode_to_vec(&report, bincode::config::standard())?;
@@ -283,6 +290,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
             .expect("histograms share bounds");
         merged.merge_series(r.series.as_ref(), &r.cwnd);
         merged.merge_flow_events(&r.flow_events);
+        phases::merge(&mut merged.phases, &r.phases);
         for (acc, st) in stages.iter_mut().zip(&r.stages) {
             acc.merge(st);
         }
@@ -337,19 +345,19 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
             workload_bytes
         );
     }
+    let bound_inputs = BoundInputs {
+        fabric: &m.fabric,
+        workload: &m.workload,
+        payload_bytes: m.payload_bytes as u64,
+        header_bytes: m.header_bytes as u64,
+        ack_bytes: m.ack_bytes as u64,
+        gap_bytes: m.interframe_bytes as u64,
+        forwarding_ps: m.forwarding_ps,
+    };
     Ok(Some(RunOutput {
-        cct_lower_bound_ps: lower_bound_ps(
-            s,
-            &BoundInputs {
-                fabric: &m.fabric,
-                workload: &m.workload,
-                payload_bytes: m.payload_bytes as u64,
-                header_bytes: m.header_bytes as u64,
-                ack_bytes: m.ack_bytes as u64,
-                gap_bytes: m.interframe_bytes as u64,
-                forwarding_ps: m.forwarding_ps,
-            },
-        ),
+        cct_lower_bound_ps: lower_bound_ps(s, &bound_inputs),
+        phase_names: m.workload.phase_names(),
+        phase_lower_bounds_ps: phase_lower_bounds_ps(&bound_inputs),
         metrics: merged,
         stages,
         stage_names: m.fabric.stage_names(),

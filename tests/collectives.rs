@@ -181,6 +181,63 @@ fn ring_results_do_not_depend_on_threads_or_partitions() {
     }
 }
 
+/// `results.phases` of an AllReduce: its ReduceScatter and its AllGather, each carrying
+/// chunk × (n − 1) steps × n ranks bytes, the ReduceScatter starting first and ending
+/// before the AllGather ends, each within its lower bound, and the two spanning the CCT.
+#[test]
+fn an_allreduce_reports_its_two_phases() {
+    let s = ring(Collective::AllReduce, CcKind::Dctcp, 100.0);
+    let r = results(&s, 1, 1);
+    let phases = r["phases"].as_array().expect("a list of phases");
+    let names: Vec<&str> = phases.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["reduce_scatter", "all_gather"]);
+    let chunk = 3 * 4096;
+    // Times in ps (the JSON has ns with three decimals).
+    let f = |p: &serde_json::Value, k: &str| {
+        let ns = p[k].as_f64().unwrap_or_else(|| panic!("{k}: {p}"));
+        (ns * 1000.0).round() as u64
+    };
+    for p in phases {
+        assert_eq!(p["bytes"], chunk * 15 * 16, "{p}");
+        assert_eq!(p["flows_completed"], 15 * 16, "{p}");
+        assert_eq!(f(p, "cct_ns"), f(p, "end_ns") - f(p, "start_ns"), "{p}");
+        assert!(f(p, "lower_bound_ns") > 0, "{p}");
+        assert!(f(p, "lower_bound_ns") <= f(p, "cct_ns"), "{p}");
+        // 14 dependent steps after the first, each with its 100 ns delay.
+        assert!(f(p, "lower_bound_ns") >= 14 * 100_000, "{p}");
+    }
+    let (rs, ag) = (&phases[0], &phases[1]);
+    assert_eq!(f(rs, "start_ns"), 0, "step 0 starts at time 0");
+    assert!(f(ag, "start_ns") > f(rs, "start_ns"), "{ag}");
+    assert!(f(rs, "end_ns") < f(ag, "end_ns"), "{rs} {ag}");
+    assert_eq!(f(ag, "end_ns") - f(rs, "start_ns"), f(&r, "cct_ns"));
+    // Each phase's chain is part of the whole collective's.
+    for p in [rs, ag] {
+        assert!(f(p, "lower_bound_ns") < f(&r, "cct_lower_bound_ns"), "{p}");
+    }
+    // Identical however the run is split (the whole results are compared in
+    // `ring_results_do_not_depend_on_threads_or_partitions`).
+    for (threads, parts) in [(2, 4), (1, 7)] {
+        assert_eq!(results(&s, threads, parts)["phases"], r["phases"]);
+    }
+}
+
+#[test]
+fn a_reduce_scatter_has_one_phase_and_a_permutation_none() {
+    let r = results(&ring(Collective::ReduceScatter, CcKind::None, 0.0), 1, 1);
+    let phases = r["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 1);
+    assert_eq!(phases[0]["name"], "reduce_scatter");
+    assert_eq!(phases[0]["bytes"], 3 * 4096 * 15 * 16);
+    assert_eq!(phases[0]["cct_ns"], r["cct_ns"]);
+    let mut s = Scenario::default();
+    s.topology.kind = TopologyKind::FatTree;
+    s.topology.k = 4;
+    s.workload.kind = WorkloadKind::Permutation;
+    s.validate().unwrap();
+    assert_eq!(results(&s, 1, 1)["phases"], serde_json::json!([]));
+}
+
 // ---- Bad input: the real binary, one line naming the field. ----
 
 fn weft_run(toml: &str) -> (bool, String) {

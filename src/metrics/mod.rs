@@ -4,6 +4,7 @@
 
 pub mod bound;
 pub mod histogram_wire;
+pub mod phases;
 mod port_stats;
 pub(crate) mod process;
 pub mod rho_max;
@@ -11,6 +12,7 @@ mod stages;
 pub mod timeseries;
 pub(crate) mod workload_bound;
 
+pub use phases::PhaseStats;
 pub use port_stats::PortStats;
 pub use stages::StageStats;
 pub use timeseries::{CwndPoint, FlowEvent, FlowEventKind, Timeseries};
@@ -140,6 +142,8 @@ pub struct Metrics {
     pub cwnd: Vec<CwndPoint>,
     /// Flow starts and arrivals at `report.trace_hosts` (workloads with triggers only).
     pub flow_events: Vec<FlowEvent>,
+    /// Per-phase measurements, indexed by `Workload::phase_of` (empty without phases).
+    pub phases: Vec<PhaseStats>,
 }
 
 impl Default for Metrics {
@@ -151,6 +155,7 @@ impl Default for Metrics {
             series: None,
             cwnd: Vec::new(),
             flow_events: Vec::new(),
+            phases: Vec::new(),
         }
     }
 }
@@ -165,6 +170,7 @@ impl Metrics {
             series: None,
             cwnd: Vec::new(),
             flow_events: Vec::new(),
+            phases: Vec::new(),
         }
     }
 
@@ -178,6 +184,7 @@ impl Metrics {
             .expect("auto-resizing histograms always merge");
         self.merge_series(o.series.as_ref(), &o.cwnd);
         self.merge_flow_events(&o.flow_events);
+        phases::merge(&mut self.phases, &o.phases);
     }
 
     /// Merges flow events (kept in time order).

@@ -249,3 +249,93 @@ impl CriticalPath {
         }
     }
 }
+
+/// Each phase's duration lower bound (first send of the phase → its last ACK), in ps, in
+/// the order of `Workload::phase_names`.
+///
+/// The critical path within the phase: a flow starts no earlier than the phase's first
+/// send (all its flows send at or after it), and no earlier than the last byte of each of
+/// its dependencies *in the same phase* can have arrived, plus its delay. Dependencies in
+/// earlier phases only say the flow starts at or after the phase began (their arrival may
+/// precede the phase's first send, so their delay does not count). Fixed starts count as
+/// the phase's start too (a phase's first send is not known before the run). Exact up to
+/// [`EXACT_FLOWS`] flows; above, the flows of host 0 only (a maximum over fewer flows is
+/// still a lower bound).
+pub fn phase_lower_bounds_ps(b: &BoundInputs<'_>) -> Vec<u64> {
+    let w = b.workload;
+    let hosts = b.fabric.num_hosts;
+    let mut bounds = vec![0u64; w.phase_names().len()];
+    if bounds.is_empty() {
+        return bounds;
+    }
+    let total = w.total_flows(hosts);
+    let exact = total <= EXACT_FLOWS;
+    let mut path = PhasePath::default();
+    for h in (0..hosts).filter(|&h| exact || h == 0) {
+        for i in 0..w.flows_of(h) {
+            let Some(phase) = w.phase_of(h, i) else {
+                continue;
+            };
+            let id = flow_id(h, i);
+            let end = path.start_ps(b, id) + b.flow_bound_ps(&w.flow(h, i), false);
+            let acc = &mut bounds[phase as usize];
+            *acc = (*acc).max(end);
+        }
+    }
+    bounds
+}
+
+/// Earliest starts of flows relative to their phase's first send (see
+/// [`phase_lower_bounds_ps`]), resolved depth-first without recursion and remembered.
+#[derive(Default)]
+struct PhasePath {
+    start_ps: HashMap<FlowId, u64>,
+    /// Flows whose dependencies were pushed: met again unresolved, they are on a cycle.
+    expanded: HashSet<FlowId>,
+}
+
+impl PhasePath {
+    fn start_ps(&mut self, b: &BoundInputs<'_>, id: FlowId) -> u64 {
+        let w = b.workload;
+        let mut stack = vec![id];
+        while let Some(&top) = stack.last() {
+            if self.start_ps.contains_key(&top) {
+                stack.pop();
+                continue;
+            }
+            let (h, i) = (flow_src(top), flow_index(top));
+            let phase = w.phase_of(h, i);
+            let mut latest: Option<u64> = None;
+            let mut missing = false;
+            w.for_each_dep(h, i, |d| {
+                if w.phase_of(flow_src(d), flow_index(d)) != phase {
+                    return;
+                }
+                match self.start_ps.get(&d) {
+                    Some(&s) => {
+                        let arrived = s + b.arrival_bound_ps(&w.flow_by_id(d));
+                        latest = Some(latest.map_or(arrived, |l| l.max(arrived)));
+                    }
+                    None => {
+                        missing = true;
+                        stack.push(d);
+                    }
+                }
+            });
+            if missing {
+                // Back at an expanded flow, its dependencies (pushed above it) are resolved
+                // unless one is below it on the stack: a cycle, which no generator builds
+                // (`deps.rs` checks workloads up to 2^20 flows).
+                assert!(self.expanded.insert(top), "dependency cycle at flow {top}");
+                continue;
+            }
+            stack.pop();
+            let start = match (latest, w.flow(h, i).start) {
+                (Some(l), Start::After { delay_ps }) => l + delay_ps,
+                _ => 0,
+            };
+            self.start_ps.insert(top, start);
+        }
+        self.start_ps[&id]
+    }
+}

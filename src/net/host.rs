@@ -10,7 +10,7 @@ use super::link::{finish_tx, start_tx};
 use super::nic::{Nic, Pick};
 use super::triggers::Triggers;
 use crate::lb::{Feedback, FlowPath, SubflowLoads};
-use crate::metrics::{record_ns, CwndPoint, FlowEvent, Metrics};
+use crate::metrics::{phases, record_ns, CwndPoint, FlowEvent, Metrics};
 use crate::model::Model;
 use crate::packet::{flags, FlowId, Packet, PacketKind};
 use crate::rng::{stream, Purpose};
@@ -379,13 +379,20 @@ impl Host {
         let what = Feedback::of_ack(info.ecn_echo);
         m.lb.host.feedback(&mut f.path, info.entropy, what, now_ps);
         if !was_complete && f.sender.is_complete() {
-            let start = match m.workload.flow(self.id, i).start {
+            let flow = m.workload.flow(self.id, i);
+            let start = match flow.start {
                 Start::At(t) => t,
                 Start::After { .. } => self.triggers.completed(i).expect("started on a trigger"),
             };
             record_ns(&mut mx.fct_ns, (now_ps - start) / PS_PER_NS);
             c.flows_completed += 1;
             c.last_ack_ps = c.last_ack_ps.max(now_ps);
+            if let Some(phase) = m.workload.phase_of(self.id, i) {
+                let p = phases::entry(&mut mx.phases, phase);
+                p.last_ack_ps = p.last_ack_ps.max(now_ps);
+                p.bytes += flow.bytes;
+                p.flows_completed += 1;
+            }
             self.completed += 1;
             m.lb.host
                 .end_flow(&m.fabric, &f.path, &mut self.subflow_loads);
@@ -691,6 +698,10 @@ impl Host {
         c.data_sent += 1;
         c.retransmissions += send.retransmission as u64;
         c.first_send_ps = c.first_send_ps.min(begin);
+        if let Some(phase) = m.workload.phase_of(self.id, i) {
+            let p = phases::entry(&mut mx.phases, phase);
+            p.first_send_ps = p.first_send_ps.min(begin);
+        }
         Some(Packet {
             sent_ps: begin,
             flow_index: i,

@@ -123,6 +123,7 @@ impl Summary {
             "ecn_marks": marks,
             "latency_ns": Percentiles::of(&o.metrics.latency_ns),
             "fct_ns": Percentiles::of(&o.metrics.fct_ns),
+            "phases": phases_json(o),
         });
         let ls = &o.loop_stats;
         let run = json!({
@@ -222,4 +223,31 @@ impl Summary {
         );
         s
     }
+}
+
+/// `results.phases`: per phase of a collective, its first send, last ACK, duration (null
+/// until every flow of the phase completed, like `cct_ns`), duration lower bound and the
+/// payload bytes of its completed flows.
+fn phases_json(o: &RunOutput) -> Value {
+    let done = o.flows_incomplete == 0;
+    let list: Vec<Value> = o
+        .phase_names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let p = o.metrics.phases.get(i).copied().unwrap_or_default();
+            let sent = p.first_send_ps != u64::MAX;
+            let ended = sent && p.last_ack_ps >= p.first_send_ps;
+            json!({
+                "name": name,
+                "start_ns": sent.then(|| ns(p.first_send_ps)),
+                "end_ns": ended.then(|| ns(p.last_ack_ps)),
+                "cct_ns": (done && ended).then(|| ns(p.last_ack_ps - p.first_send_ps)),
+                "lower_bound_ns": ns(o.phase_lower_bounds_ps[i]),
+                "bytes": p.bytes,
+                "flows_completed": p.flows_completed,
+            })
+        })
+        .collect();
+    Value::Array(list)
 }

@@ -182,6 +182,29 @@ impl Workload {
         }
     }
 
+    /// The names of the workload's phases, in order (collectives; empty for the others).
+    pub fn phase_names(&self) -> &'static [&'static str] {
+        match self {
+            Workload::Ring(r) => r.phases,
+            Workload::WithBackground(w, _) => w.phase_names(),
+            _ => &[],
+        }
+    }
+
+    /// The phase (an index into [`Workload::phase_names`]) of flow `i` of host `h`, if it
+    /// belongs to one (background flows do not).
+    #[inline]
+    pub fn phase_of(&self, h: u32, i: u32) -> Option<u8> {
+        match self {
+            Workload::Ring(r) => Some(r.phase_of(i)),
+            Workload::WithBackground(w, bg) => {
+                let skip = bg.of(h).len() as u32;
+                (i >= skip).then(|| w.phase_of(h, i - skip)).flatten()
+            }
+            _ => None,
+        }
+    }
+
     /// Whether any flow starts on a trigger ([`Start::After`]): hosts then track which
     /// incoming flows have fully arrived.
     pub fn has_triggers(&self) -> bool {

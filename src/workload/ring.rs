@@ -27,6 +27,9 @@ pub struct Ring {
     /// Dependent steps per rank: n − 1 or 2(n − 1).
     pub steps: u32,
     pub delay_ps: u64,
+    /// Phase names in order: an AllReduce has two (its ReduceScatter's n − 1 steps, then
+    /// its AllGather's), the others one.
+    pub phases: &'static [&'static str],
 }
 
 const NOT_IN_RING: u32 = u32::MAX;
@@ -75,9 +78,10 @@ impl Ring {
         for (r, &h) in hosts.iter().enumerate() {
             rank_of[h as usize] = r as u32;
         }
-        let steps = match collective {
-            Collective::AllReduce => 2 * (n - 1),
-            Collective::ReduceScatter | Collective::AllGather => n - 1,
+        let (steps, phases): (u32, &'static [&'static str]) = match collective {
+            Collective::AllReduce => (2 * (n - 1), &["reduce_scatter", "all_gather"]),
+            Collective::ReduceScatter => (n - 1, &["reduce_scatter"]),
+            Collective::AllGather => (n - 1, &["all_gather"]),
         };
         Ring {
             hosts,
@@ -85,7 +89,15 @@ impl Ring {
             chunk_bytes: message_bytes.div_ceil(n as u64),
             steps,
             delay_ps,
+            phases,
         }
+    }
+
+    /// The phase of step `s` (an index into [`Ring::phases`]): steps 0..n − 1 are the first
+    /// phase, the AllReduce's steps n − 1.. its AllGather.
+    #[inline]
+    pub fn phase_of(&self, s: u32) -> u8 {
+        (s >= self.n() - 1) as u8
     }
 
     fn n(&self) -> u32 {
@@ -165,6 +177,9 @@ mod tests {
         ring.for_each_dependent(flow_id(5, 2), |i| dependents.push(i));
         ring.for_each_dependent(flow_id(5, 3), |i| dependents.push(i));
         assert_eq!(dependents, vec![3], "the last step has no dependent");
+        assert_eq!(ring.phases, ["reduce_scatter", "all_gather"]);
+        let phases: Vec<u8> = (0..4).map(|s| ring.phase_of(s)).collect();
+        assert_eq!(phases, [0, 0, 1, 1], "n - 1 = 2 steps per phase");
     }
 
     #[test]
@@ -172,6 +187,8 @@ mod tests {
         for c in [Collective::ReduceScatter, Collective::AllGather] {
             let ring = Ring::new((0..4).collect(), 4, 10, c, 0);
             assert_eq!((ring.steps, ring.chunk_bytes), (3, 3));
+            assert_eq!(ring.phases.len(), 1);
+            assert!((0..3).all(|s| ring.phase_of(s) == 0));
         }
     }
 }
