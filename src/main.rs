@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use weft::engine::comm::{Comm, LocalComm};
 use weft::engine::{plan::Plan, plan_file};
 use weft::model::Model;
-use weft::report::{write_hlog, Summary};
+use weft::report::{write_run_hlog, Summary};
 use weft::scenario::load_scenario;
 use weft::sim::{simulate_on, ReportedElsewhere, RunOptions};
 
@@ -298,11 +298,7 @@ fn write_outputs(
             std::fs::File::create(&path).with_context(|| format!("writing {}", path.display()))?,
         );
         let m = &output.metrics;
-        write_hlog(
-            &mut f,
-            output.end_ps,
-            &[("latency_ns", &m.latency_ns), ("fct_ns", &m.fct_ns)],
-        )?;
+        write_run_hlog(&mut f, output)?;
         if let Some(series) = &m.series {
             let ports: Vec<u64> = output.stages.iter().map(|s| s.ports).collect();
             let path = dir.join("timeseries.csv");

@@ -121,6 +121,7 @@ struct RankReport {
     cwnd: Vec<crate::metrics::CwndPoint>,
     flow_events: Vec<crate::metrics::FlowEvent>,
     phases: Vec<crate::metrics::PhaseStats>,
+    phase_latency_v2: Vec<Vec<u8>>,
 }
 
 /// Hosts per partition the automatic choice aims at: smaller partitions keep each event
@@ -245,6 +246,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         cwnd: vec![],
         flow_events: vec![],
         phases: vec![],
+        phase_latency_v2: vec![],
     };
     let mut metrics = Metrics::default();
     for (p, outbox) in partitions.iter_mut().zip(&outboxes) {
@@ -264,6 +266,11 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
     report.cwnd = std::mem::take(&mut metrics.cwnd);
     report.flow_events = std::mem::take(&mut metrics.flow_events);
     report.phases = std::mem::take(&mut metrics.phases);
+    report.phase_latency_v2 = metrics
+        .phase_latency_ns
+        .iter()
+        .map(histogram_wire::encode)
+        .collect();
     report.latency_v2 = histogram_wire::encode(&metrics.latency_ns);
     report.fct_v2 = histogram_wire::encode(&metrics.fct_ns);
     let bytes = bincode::serde::encode_to_vec(&report, bincode::config::standard())?;
@@ -291,6 +298,12 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         merged.merge_series(r.series.as_ref(), &r.cwnd);
         merged.merge_flow_events(&r.flow_events);
         phases::merge(&mut merged.phases, &r.phases);
+        let phase_latency: Vec<_> = r
+            .phase_latency_v2
+            .iter()
+            .map(|b| histogram_wire::decode(b))
+            .collect();
+        merged.merge_phase_latency(&phase_latency);
         for (acc, st) in stages.iter_mut().zip(&r.stages) {
             acc.merge(st);
         }

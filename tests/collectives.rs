@@ -238,6 +238,65 @@ fn a_reduce_scatter_has_one_phase_and_a_permutation_none() {
     assert_eq!(results(&s, 1, 1)["phases"], serde_json::json!([]));
 }
 
+/// `latency.hlog` of an AllReduce: besides `latency_ns` and `fct_ns`, one histogram per
+/// phase tagged `latency_ns.PHASE`, each counting its phase's data packets (15 steps × 16
+/// ranks × 3 packets, none lost under paced sending on an idle-enough fabric), together
+/// the whole run's; byte-identical however the run is split.
+#[test]
+fn latency_hlog_has_one_tagged_histogram_per_phase() {
+    use base64::Engine;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let s = ring(Collective::AllReduce, CcKind::None, 100.0);
+    let hlog = |threads, parts| {
+        let mut out = Vec::new();
+        weft::report::write_run_hlog(&mut out, &run(&s, threads, parts)).unwrap();
+        out
+    };
+    let text = hlog(1, 1);
+    let o = run(&s, 1, 1);
+    assert_eq!(o.metrics.counters.data_dropped, 0);
+    let mut counts = BTreeMap::new();
+    for entry in IntervalLogIterator::new(&text) {
+        if let LogEntry::Interval(i) = entry.unwrap() {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(i.encoded_histogram())
+                .unwrap();
+            let h = weft::metrics::histogram_wire::decode(&bytes);
+            let tag = i
+                .tag()
+                .expect("every interval is tagged")
+                .as_str()
+                .to_string();
+            assert!(
+                counts.insert(tag, h.len()).is_none(),
+                "one histogram per tag"
+            );
+        }
+    }
+    let tags: Vec<&str> = counts.keys().map(|t| t.as_str()).collect();
+    assert_eq!(
+        tags,
+        [
+            "fct_ns",
+            "latency_ns",
+            "latency_ns.all_gather",
+            "latency_ns.reduce_scatter"
+        ]
+    );
+    let per_phase = 15 * 16 * 3;
+    assert_eq!(counts["latency_ns.reduce_scatter"], per_phase);
+    assert_eq!(counts["latency_ns.all_gather"], per_phase);
+    assert_eq!(counts["latency_ns"], 2 * per_phase);
+    assert_eq!(counts["fct_ns"], 2 * 15 * 16);
+    for (threads, parts) in [(2, 4), (1, 7)] {
+        assert_eq!(
+            hlog(threads, parts),
+            text,
+            "threads {threads}, partitions {parts}"
+        );
+    }
+}
+
 // ---- Bad input: the real binary, one line naming the field. ----
 
 fn weft_run(toml: &str) -> (bool, String) {

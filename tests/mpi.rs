@@ -149,6 +149,13 @@ fn ring_collectives_are_identical_for_any_ranks_and_threads() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let reference = outputs(&dir.path().join("ref"));
     assert_eq!(reference.0["flows"]["incomplete"], 0);
+    // Per-phase results and histograms are part of what must match.
+    assert_eq!(reference.0["phases"].as_array().unwrap().len(), 2);
+    let hlog = String::from_utf8_lossy(&reference.1);
+    assert!(
+        hlog.contains("Tag=latency_ns.reduce_scatter,")
+            && hlog.contains("Tag=latency_ns.all_gather,")
+    );
     for (n, threads) in [(2, "1"), (3, "2")] {
         let name = format!("n{n}t{threads}");
         let o = mpirun(n, &["run", s, "--threads", threads, "--out", &out(&name)]);

@@ -127,6 +127,17 @@ pub fn record_ns(h: &mut Histogram<u64>, ns: u64) {
         .expect("a growing histogram records any clamped value");
 }
 
+/// Records `ns` in phase `phase`'s histogram of a partition's per-phase list, growing the
+/// list with growing histograms.
+#[inline]
+pub fn record_phase_ns(hists: &mut Vec<Histogram<u64>>, phase: u8, ns: u64) {
+    let i = phase as usize;
+    if hists.len() <= i {
+        hists.resize_with(i + 1, new_recording_histogram);
+    }
+    record_ns(&mut hists[i], ns);
+}
+
 #[derive(Serialize, Deserialize)]
 pub struct Metrics {
     pub counters: Counters,
@@ -144,6 +155,10 @@ pub struct Metrics {
     pub flow_events: Vec<FlowEvent>,
     /// Per-phase measurements, indexed by `Workload::phase_of` (empty without phases).
     pub phases: Vec<PhaseStats>,
+    /// One-way latency of the data packets of each phase's flows, in ns, indexed like
+    /// `phases` (grown on first use).
+    #[serde(with = "histogram_wire::serde_v2_vec")]
+    pub phase_latency_ns: Vec<Histogram<u64>>,
 }
 
 impl Default for Metrics {
@@ -156,6 +171,7 @@ impl Default for Metrics {
             cwnd: Vec::new(),
             flow_events: Vec::new(),
             phases: Vec::new(),
+            phase_latency_ns: Vec::new(),
         }
     }
 }
@@ -171,6 +187,7 @@ impl Metrics {
             cwnd: Vec::new(),
             flow_events: Vec::new(),
             phases: Vec::new(),
+            phase_latency_ns: Vec::new(),
         }
     }
 
@@ -185,6 +202,18 @@ impl Metrics {
         self.merge_series(o.series.as_ref(), &o.cwnd);
         self.merge_flow_events(&o.flow_events);
         phases::merge(&mut self.phases, &o.phases);
+        self.merge_phase_latency(&o.phase_latency_ns);
+    }
+
+    /// Adds per-phase latency histograms into this (merged) `Metrics`, growing it with
+    /// fixed-bound histograms.
+    pub fn merge_phase_latency(&mut self, o: &[Histogram<u64>]) {
+        if self.phase_latency_ns.len() < o.len() {
+            self.phase_latency_ns.resize_with(o.len(), new_histogram);
+        }
+        for (acc, h) in self.phase_latency_ns.iter_mut().zip(o) {
+            acc.add(h).expect("auto-resizing histograms always merge");
+        }
     }
 
     /// Merges flow events (kept in time order).

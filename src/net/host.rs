@@ -10,7 +10,7 @@ use super::link::{finish_tx, start_tx};
 use super::nic::{Nic, Pick};
 use super::triggers::Triggers;
 use crate::lb::{Feedback, FlowPath, SubflowLoads};
-use crate::metrics::{phases, record_ns, CwndPoint, FlowEvent, Metrics};
+use crate::metrics::{phases, record_ns, record_phase_ns, CwndPoint, FlowEvent, Metrics};
 use crate::model::Model;
 use crate::packet::{flags, FlowId, Packet, PacketKind};
 use crate::rng::{stream, Purpose};
@@ -19,6 +19,7 @@ use crate::topology::NodeId;
 use crate::transport::receiver::{sack_base, Urgent};
 use crate::transport::{AckInfo, Receiver, Sender, TransportParams};
 use crate::workload::{Flow, Start};
+use hdrhistogram::Histogram;
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -195,7 +196,13 @@ impl Host {
         if let Some(series) = &mut mx.series {
             series.delivered(now_ps, payload);
         }
-        record_ns(&mut mx.latency_ns, (now_ps - pkt.sent_ps) / PS_PER_NS);
+        record_latency(
+            m,
+            &pkt,
+            now_ps,
+            &mut mx.latency_ns,
+            &mut mx.phase_latency_ns,
+        );
         let keep = m.lb.host.needs_receiver_state();
         if keep {
             self.receivers
@@ -281,7 +288,13 @@ impl Host {
             }
         } else {
             c.data_delivered += 1;
-            record_ns(&mut mx.latency_ns, (now_ps - pkt.sent_ps) / PS_PER_NS);
+            record_latency(
+                m,
+                &pkt,
+                now_ps,
+                &mut mx.latency_ns,
+                &mut mx.phase_latency_ns,
+            );
             let payload = (pkt.size_bytes - m.header_bytes) as u64;
             let urgent = Urgent {
                 ecn: pkt.ecn(),
@@ -816,5 +829,22 @@ fn arm_rto<S: Scheduler>(
         }
         None if t.rto.at_ps != NEVER_PS => t.rto.clear(),
         _ => {}
+    }
+}
+
+/// Records a whole data packet's one-way latency, and in its flow's phase's histogram if the
+/// flow belongs to a phase (`pkt.src` is the flow's source).
+#[inline]
+fn record_latency(
+    m: &Model,
+    pkt: &Packet,
+    now_ps: u64,
+    latency_ns: &mut Histogram<u64>,
+    phase_latency_ns: &mut Vec<Histogram<u64>>,
+) {
+    let ns = (now_ps - pkt.sent_ps) / PS_PER_NS;
+    record_ns(latency_ns, ns);
+    if let Some(phase) = m.workload.phase_of(pkt.src, pkt.flow_index) {
+        record_phase_ns(phase_latency_ns, phase, ns);
     }
 }

@@ -7,6 +7,7 @@
 //! prints times with 3 decimals: a simulated run lasts microseconds, so its interval length
 //! would read 0.000. Nine decimals keep nanoseconds.
 
+use crate::sim::RunOutput;
 use anyhow::Result;
 use base64::Engine;
 use hdrhistogram::Histogram;
@@ -43,6 +44,24 @@ pub fn write_hlog(
         )?;
     }
     Ok(())
+}
+
+/// The run's `latency.hlog`: tags `latency_ns` and `fct_ns`, then one `latency_ns.PHASE`
+/// per phase of a collective, in phase order (one-way latency of the phase's data packets;
+/// empty if none arrived), merged across partitions and ranks like the others.
+pub fn write_run_hlog(out: &mut impl Write, o: &RunOutput) -> Result<()> {
+    let m = &o.metrics;
+    let empty = crate::metrics::new_histogram();
+    let tags: Vec<String> = o
+        .phase_names
+        .iter()
+        .map(|name| format!("latency_ns.{name}"))
+        .collect();
+    let mut hists = vec![("latency_ns", &m.latency_ns), ("fct_ns", &m.fct_ns)];
+    for (i, tag) in tags.iter().enumerate() {
+        hists.push((tag, m.phase_latency_ns.get(i).unwrap_or(&empty)));
+    }
+    write_hlog(out, o.end_ps, &hists)
 }
 
 #[cfg(test)]

@@ -4,5 +4,5 @@
 mod hlog;
 mod summary;
 
-pub use hlog::write_hlog;
+pub use hlog::{write_hlog, write_run_hlog};
 pub use summary::Summary;
