@@ -297,6 +297,79 @@ fn latency_hlog_has_one_tagged_histogram_per_phase() {
     }
 }
 
+/// A pairwise collective over every host of a k = 4 fat tree (16 hosts).
+fn pairwise(collective: Collective, cc: CcKind) -> Scenario {
+    let mut s = Scenario::default();
+    s.topology.kind = TopologyKind::FatTree;
+    s.topology.k = 4;
+    s.host.cc = cc;
+    s.workload.kind = WorkloadKind::Pairwise;
+    s.workload.collective = collective;
+    // 16 chunks of 2 packets of 4,096 bytes.
+    s.workload.message_bytes = 16 * 2 * 4096;
+    s
+}
+
+#[test]
+fn all_to_all_sends_a_chunk_from_every_rank_to_every_other() {
+    for cc in [CcKind::None, CcKind::Dctcp] {
+        let s = pairwise(Collective::AllToAll, cc);
+        s.validate().unwrap();
+        let r = results(&s, 1, 1);
+        assert_eq!(r["flows"]["total"], 16 * 15, "{cc:?}");
+        assert_eq!(r["flows"]["incomplete"], 0, "{cc:?}");
+        assert_eq!(r["packets"]["payload_bytes_delivered"], 16 * 15 * 2 * 4096);
+        let phases = r["phases"].as_array().unwrap();
+        assert_eq!(phases.len(), 1);
+        let p = &phases[0];
+        assert_eq!(p["name"], "all_to_all");
+        assert_eq!(p["bytes"], 16 * 15 * 2 * 4096);
+        assert_eq!(p["start_ns"], 0.0);
+        assert_eq!(p["cct_ns"], r["cct_ns"], "one phase spans the run");
+        assert!(p["lower_bound_ns"].as_f64().unwrap() <= r["cct_ns"].as_f64().unwrap());
+        for (threads, parts) in [(2, 4), (1, 5)] {
+            assert_eq!(results(&s, threads, parts), r, "{cc:?} {threads} {parts}");
+        }
+    }
+    // Over three chosen hosts: 3 × 2 flows of ⌈32,768 / 3⌉ bytes, nothing from the others.
+    let mut s = pairwise(Collective::AllToAll, CcKind::None);
+    s.workload.message_bytes = 32_768;
+    s.workload.hosts = Some(vec![11, 0, 5]);
+    s.validate().unwrap();
+    let o = run(&s, 1, 1);
+    assert_eq!((o.flows_total, o.flows_incomplete), (6, 0));
+    assert_eq!(o.metrics.counters.payload_bytes_delivered, 6 * 10_923);
+}
+
+#[test]
+fn all_to_all_v_sends_the_bytes_of_its_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a2av.csv");
+    // Rank 1 sends nothing to rank 0, rank 3 nothing at all; the diagonal stays local.
+    std::fs::write(
+        &path,
+        "# bytes, row = source rank, column = destination rank\n\
+         999, 4096, 8192, 100\n\
+         0, 0, 50000, 1\n\
+         7, 7, 0, 7\n\
+         0, 0, 0, 123\n",
+    )
+    .unwrap();
+    let mut s = pairwise(Collective::AllToAllV, CcKind::Dctcp);
+    s.workload.hosts = Some(vec![3, 9, 14, 6]);
+    s.workload.file = Some(path);
+    s.validate().unwrap();
+    let r = results(&s, 1, 1);
+    let sent = 4096 + 8192 + 100 + 50_000 + 1 + 7 * 3;
+    assert_eq!(r["flows"]["total"], 3 + 2 + 3);
+    assert_eq!(r["flows"]["incomplete"], 0);
+    assert_eq!(r["packets"]["payload_bytes_delivered"], sent);
+    assert_eq!(r["phases"][0]["name"], "all_to_all_v");
+    assert_eq!(r["phases"][0]["bytes"], sent);
+    assert_eq!(r["phases"][0]["flows_completed"], 8);
+    assert_eq!(results(&s, 2, 6), r);
+}
+
 // ---- Bad input: the real binary, one line naming the field. ----
 
 fn weft_run(toml: &str) -> (bool, String) {
@@ -350,8 +423,89 @@ fn bad_ring_input_gets_one_line_naming_the_field() {
         assert!(line.contains(field), "{extra}: {err}");
         assert!(!err.contains("panicked"), "{extra}: {err}");
     }
+    // Collectives the kind does not run.
+    let (ok, err) = weft_run(&ring_toml("collective = \"all_to_all\""));
+    assert!(
+        !ok && err.contains("workload.collective") && !err.contains("pairwise"),
+        "{err}"
+    );
     // Ring fields with another kind.
     let toml = ring_toml("hosts = [1, 2]").replace("kind = \"ring\"", "kind = \"permutation\"");
     let (ok, err) = weft_run(&toml);
     assert!(!ok && err.contains("workload.hosts"), "{err}");
+}
+
+fn pairwise_toml(extra: &str) -> String {
+    ring_toml(extra).replace("kind = \"ring\"", "kind = \"pairwise\"")
+}
+
+#[test]
+fn a_good_pairwise_scenario_runs() {
+    let (ok, err) = weft_run(&pairwise_toml(
+        "collective = \"all_to_all\"\nhosts = [3, 1, 2]",
+    ));
+    assert!(ok, "{err}");
+}
+
+#[test]
+fn bad_pairwise_input_gets_one_line_naming_the_field_or_the_file_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_with = |toml: &str, csv: &str| {
+        std::fs::write(dir.path().join("m.csv"), csv).unwrap();
+        std::fs::write(dir.path().join("s.toml"), toml).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+            .args(["run", "s.toml"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let v = "collective = \"all_to_all_v\"\nhosts = [0, 1, 2]\nfile = \"m.csv\"";
+    for (extra, csv, want) in [
+        ("", "", "workload.collective"),
+        ("collective = \"all_reduce\"", "", "workload.collective"),
+        ("collective = \"all_to_all_v\"", "", "workload.file"),
+        (
+            "collective = \"all_to_all\"\nfile = \"m.csv\"",
+            "",
+            "workload.file",
+        ),
+        (
+            "collective = \"all_to_all\"\nstep_delay_ns = 5.0",
+            "",
+            "workload.step_delay_ns",
+        ),
+        (
+            "collective = \"all_to_all\"\nhosts = [0, 99]",
+            "",
+            "workload.hosts",
+        ),
+        (v, "0,1,2\n1,0\n", "m.csv: line 2: 2 values, expected 3"),
+        (
+            v,
+            "0,1,2\n# x\n1,0,z\n3,3,0\n",
+            "m.csv: line 3: column 3: \"z\" is not a byte count",
+        ),
+        (v, "0,1,2\n1,0,1\n", "m.csv: 2 rows, expected 3"),
+        (
+            v,
+            "0,1,2\n1,0,1\n1,1,0\n1,1,1\n",
+            "m.csv: line 4: more than 3 rows",
+        ),
+    ] {
+        let (ok, err) = run_with(&pairwise_toml(extra), csv);
+        assert!(!ok, "{extra} {csv:?}: accepted");
+        let line = err.trim_end();
+        assert!(
+            !line.contains('\n') && line.starts_with("error:"),
+            "{extra}: {err}"
+        );
+        assert!(line.contains(want), "{extra} {csv:?}: {err}");
+        assert!(!err.contains("panicked"), "{extra}: {err}");
+    }
+    let (ok, err) = run_with(&pairwise_toml(v), "0,1,2\n1,0,1\n1,1,0\n");
+    assert!(ok, "{err}");
 }

@@ -62,10 +62,12 @@ pub fn load_scenario_str(
     Ok(scenario)
 }
 
-/// A matrix workload's file must exist before anything is built (its contents are checked
-/// when the workload is built, which names the file and line).
+/// A matrix workload's (or an all_to_all_v's) file must exist before anything is built (its
+/// contents are checked when the workload is built, which names the file and line).
 fn check_matrix_file(s: &Scenario) -> std::result::Result<(), FieldError> {
-    if let (WorkloadKind::Matrix, Some(file)) = (s.workload.kind, &s.workload.file) {
+    let w = &s.workload;
+    let has_file = matches!(w.kind, WorkloadKind::Matrix | WorkloadKind::Pairwise);
+    if let (true, Some(file)) = (has_file, &w.file) {
         let path = s.base_dir.join(file);
         let problem = match std::fs::metadata(&path) {
             Err(e) => format!("cannot read: {e}"),

@@ -819,19 +819,48 @@ pub enum WorkloadKind {
     /// A ring collective (`collective`) over `hosts`: every step waits for the previous
     /// step's chunk from the previous rank.
     Ring,
+    /// A pairwise collective (`collective` = all_to_all or all_to_all_v) over `hosts`: every
+    /// rank sends directly to every other.
+    Pairwise,
 }
 
-/// `workload.collective` (kind = "ring").
+/// `workload.collective`: the operation; `workload.kind` ("ring" or "pairwise") is the
+/// algorithm, which runs some of them.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Collective {
-    /// ReduceScatter then AllGather: 2(n − 1) dependent steps.
+    /// Ring: ReduceScatter then AllGather, 2(n − 1) dependent steps.
     #[default]
     AllReduce,
-    /// n − 1 dependent steps.
+    /// Ring: n − 1 dependent steps.
     ReduceScatter,
-    /// n − 1 dependent steps.
+    /// Ring: n − 1 dependent steps.
     AllGather,
+    /// Pairwise: every rank sends ⌈message_bytes / ranks⌉ to every other rank.
+    AllToAll,
+    /// Pairwise: every rank sends to every other the bytes of a rank × rank CSV matrix
+    /// (`workload.file`).
+    AllToAllV,
+}
+
+impl Collective {
+    pub fn name(self) -> &'static str {
+        match self {
+            Collective::AllReduce => "all_reduce",
+            Collective::ReduceScatter => "reduce_scatter",
+            Collective::AllGather => "all_gather",
+            Collective::AllToAll => "all_to_all",
+            Collective::AllToAllV => "all_to_all_v",
+        }
+    }
+
+    /// Whether `kind = "ring"` runs it (otherwise `kind = "pairwise"` does).
+    pub fn is_ring(self) -> bool {
+        matches!(
+            self,
+            Collective::AllReduce | Collective::ReduceScatter | Collective::AllGather
+        )
+    }
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -841,7 +870,8 @@ pub struct WorkloadConfig {
     /// Bytes of payload per flow (permutation, all_to_all); ring: the buffer each rank
     /// holds (each step carries ⌈message_bytes / ranks⌉).
     pub message_bytes: u64,
-    /// htsim connection-matrix file (matrix), relative to the scenario file's folder.
+    /// htsim connection-matrix file (matrix), or the rank × rank byte matrix (CSV) of
+    /// all_to_all_v, relative to the scenario file's folder.
     pub file: Option<PathBuf>,
     /// Permutation: every host sends to a host of another pod (fat tree) or leaf
     /// (leaf-spine), as the Ofan paper's link-overload figure.
@@ -854,9 +884,9 @@ pub struct WorkloadConfig {
     /// Background flows pinned to an explicit path at a fixed rate (the PSP paper's
     /// "200 Gb/s on tor15-spine8-tor10"), sent besides the workload.
     pub background: Vec<BackgroundFlow>,
-    /// Ring: the collective (default "all_reduce").
+    /// Ring and pairwise: the collective (default "all_reduce", a ring's).
     pub collective: Collective,
-    /// Ring: the member hosts in ring order (unset: every host, 0, 1, …).
+    /// Ring and pairwise: the member hosts in rank order (unset: every host, 0, 1, …).
     pub hosts: Option<Vec<u32>>,
     /// Ring: compute delay between a step's chunk arriving and the next step starting, in
     /// ns (default 0).

@@ -349,34 +349,67 @@ impl Scenario {
                     bail_field!("workload.file", "required with kind = \"matrix\"");
                 }
             }
-            WorkloadKind::Ring => self.validate_ring()?,
+            WorkloadKind::Ring | WorkloadKind::Pairwise => self.validate_collective()?,
         }
-        if w.kind != WorkloadKind::Ring {
+        if !matches!(w.kind, WorkloadKind::Ring | WorkloadKind::Pairwise) {
             if w.hosts.is_some() {
-                bail_field!("workload.hosts", "only used with kind = \"ring\"");
-            }
-            if w.step_delay_ns != 0.0 {
-                bail_field!("workload.step_delay_ns", "only used with kind = \"ring\"");
+                bail_field!(
+                    "workload.hosts",
+                    "only used with kind = \"ring\" or \"pairwise\""
+                );
             }
             if w.collective != super::Collective::AllReduce {
-                bail_field!("workload.collective", "only used with kind = \"ring\"");
+                bail_field!(
+                    "workload.collective",
+                    "only used with kind = \"ring\" or \"pairwise\""
+                );
             }
+        }
+        if w.kind != WorkloadKind::Ring && w.step_delay_ns != 0.0 {
+            bail_field!("workload.step_delay_ns", "only used with kind = \"ring\"");
         }
         Ok(())
     }
 }
 
 impl Scenario {
-    /// A ring collective: its hosts appear once and are at least two (that they exist, and
-    /// the chunk size, need the fabric: `workload::ring::Ring::build`).
-    fn validate_ring(&self) -> Result<()> {
+    /// A ring or pairwise collective: the collective is one the kind runs, its hosts appear
+    /// once and are at least two (that they exist, and the chunk size, need the fabric:
+    /// `workload::ring::Ring::build`, `workload::pairwise::Pairwise::build`), all_to_all_v
+    /// has its file.
+    fn validate_collective(&self) -> Result<()> {
         let w = &self.workload;
-        if w.file.is_some() || w.inter_pod {
-            let field = match w.inter_pod {
-                true => "workload.inter_pod",
-                false => "workload.file",
-            };
-            bail_field!(field, "not used with kind = \"ring\"");
+        let ring = w.kind == WorkloadKind::Ring;
+        if ring != w.collective.is_ring() {
+            bail_field!(
+                "workload.collective",
+                "kind = \"{}\" runs {}, not \"{}\"",
+                if ring { "ring" } else { "pairwise" },
+                if ring {
+                    "\"all_reduce\", \"reduce_scatter\" or \"all_gather\""
+                } else {
+                    "\"all_to_all\" or \"all_to_all_v\""
+                },
+                w.collective.name()
+            );
+        }
+        let needs_file = w.collective == super::Collective::AllToAllV;
+        if w.inter_pod {
+            bail_field!(
+                "workload.inter_pod",
+                "only used with kind = \"permutation\""
+            );
+        }
+        match (needs_file, w.file.is_some()) {
+            (true, false) => bail_field!(
+                "workload.file",
+                "required with collective = \"all_to_all_v\" (a rank x rank CSV byte matrix)"
+            ),
+            (false, true) => bail_field!(
+                "workload.file",
+                "only used with kind = \"matrix\" or collective = \"all_to_all_v\""
+            ),
+            _ => {}
         }
         if let Some(list) = &w.hosts {
             let mut seen = std::collections::BTreeSet::new();
@@ -388,7 +421,7 @@ impl Scenario {
             if list.len() < 2 {
                 bail_field!(
                     "workload.hosts",
-                    "a ring needs at least two hosts (got {})",
+                    "a collective needs at least two hosts (got {})",
                     list.len()
                 );
             }

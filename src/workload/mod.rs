@@ -24,6 +24,7 @@ pub mod background;
 mod continuous;
 pub mod deps;
 mod matrix;
+pub mod pairwise;
 mod permutation;
 pub mod ring;
 
@@ -79,6 +80,8 @@ pub enum Workload {
     Continuous(continuous::Continuous),
     /// Ring collectives: every step waits for the previous step's chunk (`ring.rs`).
     Ring(ring::Ring),
+    /// All-to-all(-v) over a host list (`pairwise.rs`).
+    Pairwise(pairwise::Pairwise),
     /// Another workload with background flows pinned to paths (`background.rs`); a host's
     /// background flows come first.
     WithBackground(Box<Workload>, background::Background),
@@ -130,6 +133,7 @@ impl Workload {
             }
             WorkloadKind::Continuous => Workload::Continuous(continuous(s, fabric)),
             WorkloadKind::Ring => Workload::Ring(ring::Ring::build(s, num_hosts)?),
+            WorkloadKind::Pairwise => Workload::Pairwise(pairwise::Pairwise::build(s, num_hosts)?),
         })
     }
 
@@ -147,6 +151,7 @@ impl Workload {
             Workload::Table(t) => t.flows_of(h),
             Workload::Continuous(c) => c.count,
             Workload::Ring(r) => r.flows_of(h),
+            Workload::Pairwise(p) => p.flows_of(h),
             Workload::WithBackground(w, bg) => bg.of(h).len() as u32 + w.flows_of(h),
         }
     }
@@ -175,6 +180,7 @@ impl Workload {
             Workload::Table(t) => t.flow(h, i),
             Workload::Continuous(c) => c.flow(h, i),
             Workload::Ring(r) => r.flow(h, i),
+            Workload::Pairwise(p) => p.flow(h, i),
             Workload::WithBackground(w, bg) => match bg.of(h).get(i as usize) {
                 Some(p) => p.flow,
                 None => w.flow(h, i - bg.of(h).len() as u32),
@@ -186,6 +192,7 @@ impl Workload {
     pub fn phase_names(&self) -> &'static [&'static str] {
         match self {
             Workload::Ring(r) => r.phases,
+            Workload::Pairwise(p) => p.phases,
             Workload::WithBackground(w, _) => w.phase_names(),
             _ => &[],
         }
@@ -197,6 +204,7 @@ impl Workload {
     pub fn phase_of(&self, h: u32, i: u32) -> Option<u8> {
         match self {
             Workload::Ring(r) => Some(r.phase_of(i)),
+            Workload::Pairwise(_) => Some(0),
             Workload::WithBackground(w, bg) => {
                 let skip = bg.of(h).len() as u32;
                 (i >= skip).then(|| w.phase_of(h, i - skip)).flatten()
@@ -290,6 +298,7 @@ impl Workload {
             Workload::Table(t) => (0..t.flows_of(h)).map(|i| t.flow(h, i).bytes).sum(),
             Workload::Continuous(c) => c.count as u64 * c.bytes,
             Workload::Ring(r) => r.flows_of(h) as u64 * r.chunk_bytes,
+            Workload::Pairwise(p) => p.bytes_of(h),
             Workload::WithBackground(w, bg) => {
                 w.bytes_of(h) + bg.of(h).iter().map(|p| p.flow.bytes).sum::<u64>()
             }
@@ -303,6 +312,7 @@ impl Workload {
             Workload::Table(_) => "matrix",
             Workload::Continuous(_) => "continuous",
             Workload::Ring(_) => "ring",
+            Workload::Pairwise(_) => "pairwise",
             Workload::WithBackground(w, _) => w.kind_name(),
         }
     }

@@ -82,6 +82,9 @@ impl Ring {
             Collective::AllReduce => (2 * (n - 1), &["reduce_scatter", "all_gather"]),
             Collective::ReduceScatter => (n - 1, &["reduce_scatter"]),
             Collective::AllGather => (n - 1, &["all_gather"]),
+            c @ (Collective::AllToAll | Collective::AllToAllV) => {
+                panic!("validated: a ring runs no {}", c.name())
+            }
         };
         Ring {
             hosts,
