@@ -297,6 +297,33 @@ fn latency_hlog_has_one_tagged_histogram_per_phase() {
     }
 }
 
+/// A ring of 4 hosts under one leaf (every step on the same 2-hop path): each phase's
+/// bound is its own chain of 3 steps, 2 of them waiting (2 delays), the whole AllReduce's a
+/// chain of 6 steps with 5 delays; so raising the delay by 1 µs raises each phase's bound by
+/// 2 µs and the whole bound by 5 µs, and the two phases' bounds are equal.
+#[test]
+fn phase_lower_bounds_follow_the_chain_within_the_phase() {
+    let bounds = |delay_ns: f64| {
+        let mut s = Scenario::default();
+        s.topology.kind = TopologyKind::LeafSpine;
+        s.topology.k = 8;
+        s.workload.kind = WorkloadKind::Ring;
+        s.workload.hosts = Some(vec![0, 1, 2, 3]);
+        s.workload.message_bytes = 4 * 4096;
+        s.workload.step_delay_ns = delay_ns;
+        s.validate().unwrap();
+        let o = run(&s, 1, 1);
+        assert_eq!(o.phase_names, ["reduce_scatter", "all_gather"]);
+        (o.phase_lower_bounds_ps.clone(), o.cct_lower_bound_ps)
+    };
+    let (p1, whole1) = bounds(1000.0);
+    let (p2, whole2) = bounds(2000.0);
+    assert_eq!(p1[0], p1[1], "both phases: the same chain on the same path");
+    assert_eq!(p2[0] - p1[0], 2 * 1_000_000);
+    assert_eq!(whole2 - whole1, 5 * 1_000_000);
+    assert!(p1[0] < whole1);
+}
+
 /// A pairwise collective over every host of a k = 4 fat tree (16 hosts).
 fn pairwise(collective: Collective, cc: CcKind) -> Scenario {
     let mut s = Scenario::default();
