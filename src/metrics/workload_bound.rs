@@ -297,6 +297,9 @@ struct PhasePath {
 impl PhasePath {
     fn start_ps(&mut self, b: &BoundInputs<'_>, id: FlowId) -> u64 {
         let w = b.workload;
+        if w.dep_count(flow_src(id), flow_index(id)) == 0 {
+            return 0; // a fixed start: nothing to remember (all-to-all has only these)
+        }
         let mut stack = vec![id];
         while let Some(&top) = stack.last() {
             if self.start_ps.contains_key(&top) {
