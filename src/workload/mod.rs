@@ -26,6 +26,7 @@ pub mod deps;
 mod matrix;
 pub mod pairwise;
 mod permutation;
+mod ranks;
 pub mod ring;
 
 pub use crate::packet::FlowId;

@@ -17,16 +17,14 @@
 //! not start every rank on the same destination. `all_to_all` is computed on demand;
 //! `all_to_all_v` keeps its non-zero entries (the file's size).
 
+use super::ranks::{chunk_bytes, Ranks};
 use super::{Flow, Start};
-use crate::scenario::{Collective, FieldError, Scenario};
+use crate::scenario::{Collective, Scenario};
 use anyhow::{anyhow, bail, Result};
 use std::path::Path;
 
 pub struct Pairwise {
-    /// Rank → host.
-    hosts: Vec<u32>,
-    /// host → rank, or [`NOT_A_RANK`].
-    rank_of: Vec<u32>,
+    ranks: Ranks,
     sizes: Sizes,
     /// The one phase: the collective's name.
     pub phases: &'static [&'static str],
@@ -43,73 +41,44 @@ enum Sizes {
     },
 }
 
-const NOT_A_RANK: u32 = u32::MAX;
-
 impl Pairwise {
     /// The collective of a validated scenario on `num_hosts` hosts; checks what needs the
     /// fabric (the hosts exist, a chunk fits in a flow) and reads all_to_all_v's matrix.
     pub fn build(s: &Scenario, num_hosts: u32) -> Result<Pairwise> {
         let w = &s.workload;
-        let hosts = w.hosts.clone().unwrap_or_else(|| (0..num_hosts).collect());
-        if let Some(h) = hosts.iter().find(|&&h| h >= num_hosts) {
-            return Err(FieldError::new(
-                "workload.hosts",
-                format!("host {h} does not exist (the fabric has {num_hosts} hosts)"),
-            )
-            .into());
-        }
-        let n = hosts.len() as u32;
+        let ranks = Ranks::of_scenario(s, num_hosts)?;
+        let n = ranks.n();
         let max = super::max_flow_bytes(s);
         let sizes = match w.collective {
             Collective::AllToAllV => {
                 let file = w.file.as_ref().expect("validated: all_to_all_v has a file");
                 read_matrix(&s.base_dir.join(file), n, max)?
             }
-            _ => {
-                let chunk_bytes = w.message_bytes.div_ceil(n as u64);
-                if chunk_bytes > max {
-                    return Err(FieldError::new(
-                        "workload.message_bytes",
-                        format!("a chunk of {chunk_bytes} bytes (message_bytes / ranks) is more than 2^32 - 1 packets of packet.payload_bytes"),
-                    )
-                    .into());
-                }
-                Sizes::Uniform { chunk_bytes }
-            }
+            _ => Sizes::Uniform {
+                chunk_bytes: chunk_bytes(s, n)?,
+            },
         };
-        Ok(Pairwise::new(hosts, num_hosts, sizes, w.collective))
+        Ok(Pairwise::new(ranks, sizes, w.collective))
     }
 
-    fn new(hosts: Vec<u32>, num_hosts: u32, sizes: Sizes, c: Collective) -> Pairwise {
-        assert!(
-            hosts.len() >= 2,
-            "validated: a collective has at least two hosts"
-        );
-        let mut rank_of = vec![NOT_A_RANK; num_hosts as usize];
-        for (r, &h) in hosts.iter().enumerate() {
-            rank_of[h as usize] = r as u32;
-        }
+    fn new(ranks: Ranks, sizes: Sizes, c: Collective) -> Pairwise {
         let phases: &'static [&'static str] = match c {
             Collective::AllToAllV => &["all_to_all_v"],
             _ => &["all_to_all"],
         };
         Pairwise {
-            hosts,
-            rank_of,
+            ranks,
             sizes,
             phases,
         }
     }
 
     fn n(&self) -> u32 {
-        self.hosts.len() as u32
+        self.ranks.n()
     }
 
     fn rank(&self, h: u32) -> Option<u32> {
-        self.rank_of
-            .get(h as usize)
-            .copied()
-            .filter(|&r| r != NOT_A_RANK)
+        self.ranks.rank(h)
     }
 
     #[inline]
@@ -133,7 +102,7 @@ impl Pairwise {
         };
         Flow {
             src: h,
-            dst: self.hosts[dst_rank as usize],
+            dst: self.ranks.host(dst_rank),
             bytes,
             start: Start::At(0),
         }
@@ -234,8 +203,7 @@ mod tests {
     fn all_to_all_sends_one_chunk_to_every_other_rank() {
         // Hosts 4, 1, 6 on an 8-host fabric; 10 bytes per rank: chunks of ⌈10 / 3⌉ = 4.
         let p = Pairwise::new(
-            vec![4, 1, 6],
-            8,
+            Ranks::new(vec![4, 1, 6], 8),
             Sizes::Uniform { chunk_bytes: 4 },
             Collective::AllToAll,
         );
@@ -259,7 +227,7 @@ mod tests {
     fn all_to_all_v_skips_the_diagonal_and_zeros() {
         let text = "# bytes from row rank to column rank\n7, 10, 0\n\n 0 ,5,6\n1,2,3\n";
         let sizes = matrix(text, 3).unwrap();
-        let p = Pairwise::new(vec![0, 1, 2], 3, sizes, Collective::AllToAllV);
+        let p = Pairwise::new(Ranks::new(vec![0, 1, 2], 3), sizes, Collective::AllToAllV);
         let flows = |h: u32| -> Vec<(u32, u64)> {
             (0..p.flows_of(h))
                 .map(|i| (p.flow(h, i).dst, p.flow(h, i).bytes))

@@ -14,15 +14,14 @@
 //! Rank r's step s is flow s of host `hosts[r]`. Flows are computed on demand; the only
 //! tables are the ring order and its inverse (O(hosts), not O(flows)).
 
+use super::ranks::{chunk_bytes, Ranks};
 use super::{Flow, FlowId, Start};
 use crate::packet::{flow_id, flow_index, flow_src};
 use crate::scenario::{Collective, FieldError, Scenario};
 
 pub struct Ring {
-    /// Ring order: rank → host.
-    hosts: Vec<u32>,
-    /// host → rank, or [`NOT_IN_RING`].
-    rank_of: Vec<u32>,
+    /// Ring order.
+    ranks: Ranks,
     pub chunk_bytes: u64,
     /// Dependent steps per rank: n − 1 or 2(n − 1).
     pub steps: u32,
@@ -32,33 +31,16 @@ pub struct Ring {
     pub phases: &'static [&'static str],
 }
 
-const NOT_IN_RING: u32 = u32::MAX;
-
 impl Ring {
     /// The ring of a validated scenario on `num_hosts` hosts; checks what needs the fabric
     /// (the hosts exist, a chunk fits in a flow).
     pub fn build(s: &Scenario, num_hosts: u32) -> Result<Ring, FieldError> {
         let w = &s.workload;
-        let hosts = w.hosts.clone().unwrap_or_else(|| (0..num_hosts).collect());
-        if let Some(h) = hosts.iter().find(|&&h| h >= num_hosts) {
-            return Err(FieldError::new(
-                "workload.hosts",
-                format!("host {h} does not exist (the fabric has {num_hosts} hosts)"),
-            ));
-        }
-        let chunk = w.message_bytes.div_ceil(hosts.len() as u64);
-        if chunk > super::max_flow_bytes(s) {
-            return Err(FieldError::new(
-                "workload.message_bytes",
-                format!(
-                    "a chunk of {chunk} bytes (message_bytes / ranks) is more than 2^32 - 1 packets of packet.payload_bytes"
-                ),
-            ));
-        }
+        let ranks = Ranks::of_scenario(s, num_hosts)?;
+        chunk_bytes(s, ranks.n())?;
         let delay_ps = (w.step_delay_ns * crate::time::PS_PER_NS as f64).round() as u64;
-        Ok(Ring::new(
-            hosts,
-            num_hosts,
+        Ok(Ring::with_ranks(
+            ranks,
             w.message_bytes,
             w.collective,
             delay_ps,
@@ -72,12 +54,12 @@ impl Ring {
         collective: Collective,
         delay_ps: u64,
     ) -> Ring {
-        let n = hosts.len() as u32;
-        assert!(n >= 2, "validated: a ring has at least two hosts");
-        let mut rank_of = vec![NOT_IN_RING; num_hosts as usize];
-        for (r, &h) in hosts.iter().enumerate() {
-            rank_of[h as usize] = r as u32;
-        }
+        let ranks = Ranks::new(hosts, num_hosts);
+        Ring::with_ranks(ranks, message_bytes, collective, delay_ps)
+    }
+
+    fn with_ranks(ranks: Ranks, message_bytes: u64, collective: Collective, delay_ps: u64) -> Ring {
+        let n = ranks.n();
         let (steps, phases): (u32, &'static [&'static str]) = match collective {
             Collective::AllReduce => (2 * (n - 1), &["reduce_scatter", "all_gather"]),
             Collective::ReduceScatter => (n - 1, &["reduce_scatter"]),
@@ -87,8 +69,7 @@ impl Ring {
             }
         };
         Ring {
-            hosts,
-            rank_of,
+            ranks,
             chunk_bytes: message_bytes.div_ceil(n as u64),
             steps,
             delay_ps,
@@ -104,18 +85,15 @@ impl Ring {
     }
 
     fn n(&self) -> u32 {
-        self.hosts.len() as u32
+        self.ranks.n()
     }
 
     fn rank(&self, h: u32) -> Option<u32> {
-        self.rank_of
-            .get(h as usize)
-            .copied()
-            .filter(|&r| r != NOT_IN_RING)
+        self.ranks.rank(h)
     }
 
     fn host(&self, rank: u32) -> u32 {
-        self.hosts[(rank % self.n()) as usize]
+        self.ranks.host(rank % self.n())
     }
 
     #[inline]
