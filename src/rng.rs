@@ -26,6 +26,8 @@ pub enum Purpose {
     Mixed = 8,
     /// Drawing failed links for `failures.link_probability` (owner = 0).
     Failures = 9,
+    /// Placing GPU servers on host slots (`workload.placement = "random"`, owner = 0).
+    Placement = 11,
 }
 
 fn splitmix64(mut x: u64) -> u64 {

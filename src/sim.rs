@@ -61,7 +61,9 @@ pub struct RunOutput {
     pub cct_lower_bound_ps: u64,
     /// The workload's phases (collectives), in order: names and duration lower bounds; their
     /// measurements are `metrics.phases` (possibly shorter: a phase nothing sent).
-    pub phase_names: &'static [&'static str],
+    pub phase_names: Vec<String>,
+    /// NVLink bytes that accompany the workload (GPU servers; reported, not simulated).
+    pub nvlink_bytes: u64,
     pub phase_lower_bounds_ps: Vec<u64>,
     /// End of the statistics window (the last event), in ps.
     pub end_ps: u64,
@@ -369,7 +371,8 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
     };
     Ok(Some(RunOutput {
         cct_lower_bound_ps: lower_bound_ps(s, &bound_inputs),
-        phase_names: m.workload.phase_names(),
+        phase_names: m.workload.phase_names().to_vec(),
+        nvlink_bytes: m.workload.nvlink_bytes(),
         phase_lower_bounds_ps: phase_lower_bounds_ps(&bound_inputs),
         metrics: merged,
         stages,

@@ -22,6 +22,8 @@ pub struct SizeReport {
     pub failed_links: usize,
     pub rho_max: Option<crate::metrics::rho_max::RhoMax>,
     pub model_build_s: f64,
+    /// The collective's structure, for workloads with phases.
+    pub structure: Option<crate::workload::structure::Structure>,
 }
 
 /// Sender state per started flow (transport and path state) plus its NIC rotation slot.
@@ -73,6 +75,8 @@ pub fn size_report(s: &Scenario) -> Result<SizeReport> {
             + flow_bytes
             + event_bytes
             + lb_bytes as u64,
+        structure: (!m.workload.phase_names().is_empty())
+            .then(|| crate::workload::structure::of(&m.workload, f, s.packet.payload_bytes as u64)),
         failed_links: f.failed_links().len(),
         rho_max: m.rho_max,
         model_build_s,
@@ -124,6 +128,9 @@ impl SizeReport {
             }
             None => {}
         }
+        if let Some(st) = &self.structure {
+            write_structure(&mut o, st);
+        }
         let _ = writeln!(
             o,
             "estimated memory {:.1} MB (rough; measured peaks run up to 2x higher)",
@@ -131,4 +138,55 @@ impl SizeReport {
         );
         o
     }
+}
+
+/// The collective's phases, messages, packets and bytes, and the events they will take.
+fn write_structure(o: &mut String, st: &crate::workload::structure::Structure) {
+    use crate::workload::structure::PhaseStructure;
+    let approx = if st.sampled {
+        " (scaled from a subset of hosts)"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        o,
+        "collective       {} phases, {} messages, {} packets, {:.3} GB; up to {} dependent messages per host{approx}",
+        st.phases.len(),
+        st.messages,
+        st.packets,
+        st.bytes as f64 / 1e9,
+        st.max_messages_per_host
+    );
+    // Consecutive phases of equal figures (FSDP2's layers) share one line.
+    let same = |a: &PhaseStructure, b: &PhaseStructure| {
+        (a.messages, a.bytes, a.packets_min, a.packets_max)
+            == (b.messages, b.bytes, b.packets_min, b.packets_max)
+    };
+    for run in st.phases.chunk_by(same) {
+        let (p, last) = (&run[0], &run[run.len() - 1]);
+        let name = match run.len() {
+            1 => p.name.clone(),
+            n => format!("{} .. {} ({n} phases), each", p.name, last.name),
+        };
+        let _ = writeln!(
+            o,
+            "  phase {name:<12} {} messages, {}-{} packets each, {:.3} GB",
+            p.messages,
+            p.packets_min,
+            p.packets_max,
+            p.bytes as f64 / 1e9
+        );
+    }
+    if st.nvlink_bytes > 0 {
+        let _ = writeln!(
+            o,
+            "NVLink           {:.3} GB inside servers (reported, not simulated)",
+            st.nvlink_bytes as f64 / 1e9
+        );
+    }
+    let _ = writeln!(
+        o,
+        "estimated events {:.3e} (4 per link per data packet and its ACK)",
+        st.estimated_events as f64
+    );
 }

@@ -124,6 +124,7 @@ impl Summary {
             "latency_ns": Percentiles::of(&o.metrics.latency_ns),
             "fct_ns": Percentiles::of(&o.metrics.fct_ns),
             "phases": phases_json(o),
+            "nvlink_bytes": o.nvlink_bytes,
         });
         let ls = &o.loop_stats;
         let run = json!({

@@ -62,11 +62,14 @@ pub fn load_scenario_str(
     Ok(scenario)
 }
 
-/// A matrix workload's (or an all_to_all_v's) file must exist before anything is built (its
+/// A matrix workload's (or an all_to_all_v's, or a moe trace's) file must exist before anything is built (its
 /// contents are checked when the workload is built, which names the file and line).
 fn check_matrix_file(s: &Scenario) -> std::result::Result<(), FieldError> {
     let w = &s.workload;
-    let has_file = matches!(w.kind, WorkloadKind::Matrix | WorkloadKind::Pairwise);
+    let has_file = matches!(
+        w.kind,
+        WorkloadKind::Matrix | WorkloadKind::Pairwise | WorkloadKind::Moe
+    );
     if let (true, Some(file)) = (has_file, &w.file) {
         let path = s.base_dir.join(file);
         let problem = match std::fs::metadata(&path) {

@@ -2,6 +2,7 @@
 //! field defaulted to the Ofan paper's evaluation set-up, so a file gives only what it changes.
 //! Unknown keys are rejected; every check names the field it concerns.
 
+pub mod ai;
 pub mod cc;
 mod load;
 mod overrides;
@@ -822,6 +823,85 @@ pub enum WorkloadKind {
     /// A pairwise collective (`collective` = all_to_all or all_to_all_v) over `hosts`: every
     /// rank sends directly to every other.
     Pairwise,
+    /// Llama-3 FSDP2/HSDP: the inter-server gradient/weight rings of `gpus` GPUs
+    /// (`workload/fsdp2.rs`).
+    Fsdp2,
+    /// Mixture-of-experts dispatch then combine all-to-all-v within expert-parallel groups of
+    /// `ep_size` GPUs (`workload/moe.rs`).
+    Moe,
+}
+
+/// `workload.placement`: how servers of `gpus_per_server` GPUs are placed on the fabric's
+/// host ports.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuPlacement {
+    /// Server s on host ports s·g … s·g + g − 1.
+    #[default]
+    Ordered,
+    /// Servers on distinct random slots of g consecutive host ports, drawn from the seed.
+    Random,
+}
+
+/// `workload.mode` of an FSDP2 workload.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Fsdp2Mode {
+    /// One ring step of every ring at once (the Ofan paper's evaluation).
+    #[default]
+    Phase,
+    /// The full ring collectives of `layers` layers, every step waiting for its
+    /// predecessor's data.
+    Ring,
+}
+
+/// `workload.moe.dispatch`: how tokens cross servers.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MoeDispatch {
+    /// Every token goes once to each destination GPU on another server.
+    Flat,
+    /// DeepEP: once per destination server, to the GPU of the sender's local rank there,
+    /// then NVLink fan-out (reported, not simulated).
+    #[default]
+    Hierarchical,
+}
+
+/// `[workload.moe]`: the synthetic routing generator (AI_WORKLOADS.md B.3), used when
+/// `workload.file` names no trace.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct MoeConfig {
+    /// Routed experts per layer, spread evenly over the `ep_size` GPUs of a group.
+    pub experts: u32,
+    /// Experts each token is routed to.
+    pub top_k: u32,
+    /// Tokens each GPU routes (required without a trace file).
+    pub tokens_per_gpu: Option<u32>,
+    /// Busiest GPU's received token copies over the mean, the skew is calibrated to.
+    pub imbalance: f64,
+    /// EPLB-style replication of hot experts and balanced packing.
+    pub eplb: bool,
+    /// Extra expert slots for EPLB (unset: the generator's default).
+    pub redundant_experts: Option<u32>,
+    pub dispatch: MoeDispatch,
+    /// Bytes on the wire per token copy (hidden 4096 × 2 B).
+    pub bytes_per_token: u64,
+}
+
+impl Default for MoeConfig {
+    fn default() -> Self {
+        MoeConfig {
+            experts: 128,
+            top_k: 8,
+            tokens_per_gpu: None,
+            imbalance: 1.48,
+            eplb: false,
+            redundant_experts: None,
+            dispatch: MoeDispatch::Hierarchical,
+            bytes_per_token: 8192,
+        }
+    }
 }
 
 /// `workload.collective`: the operation; `workload.kind` ("ring" or "pairwise") is the
@@ -888,9 +968,39 @@ pub struct WorkloadConfig {
     pub collective: Collective,
     /// Ring and pairwise: the member hosts in rank order (unset: every host, 0, 1, …).
     pub hosts: Option<Vec<u32>>,
-    /// Ring: compute delay between a step's chunk arriving and the next step starting, in
-    /// ns (default 0).
+    /// Ring and fsdp2: compute delay between a step's chunk arriving and the next step
+    /// starting; moe: expert compute time between a GPU's last dispatch data arriving and
+    /// its combine starting; in ns (default 0).
     pub step_delay_ns: f64,
+    /// fsdp2 and moe: GPUs of the job (unset: every host port); a multiple of
+    /// `gpus_per_server`.
+    pub gpus: Option<u32>,
+    /// fsdp2 and moe: GPUs per server, one per host port (default 8).
+    pub gpus_per_server: u32,
+    /// fsdp2 and moe: where servers go on the fabric (default "ordered").
+    pub placement: GpuPlacement,
+    /// fsdp2: "llama3-8b", "llama3-70b" or "llama3-405b" (AI_WORKLOADS.md B.1), unless
+    /// `layer_params` is given.
+    pub model: Option<String>,
+    /// fsdp2: explicit parameter count of each layer, instead of `model`.
+    pub layer_params: Option<Vec<u64>>,
+    /// fsdp2: bytes per parameter of each shard (default 1, FP8).
+    pub bytes_per_param: u32,
+    /// fsdp2: shards each ring step carries: 2 (default: the gradient ReduceScatter shard and
+    /// the weight AllGather shard, n − 1 steps per layer) or 1 (a layer is a ring AllReduce
+    /// of 2(n − 1) one-shard steps).
+    pub shards_per_step: u32,
+    /// fsdp2: "phase" (default) or "ring".
+    pub mode: Fsdp2Mode,
+    /// fsdp2 ring mode: layers to run (unset: all the model's).
+    pub layers: Option<u32>,
+    /// fsdp2 ring mode: a cap on the dependent steps of each ring member.
+    pub max_steps: Option<u32>,
+    /// moe: GPUs per expert-parallel group (unset: all `gpus`); groups are consecutive
+    /// servers.
+    pub ep_size: Option<u32>,
+    /// moe: the synthetic generator's parameters.
+    pub moe: MoeConfig,
 }
 
 /// `[[workload.background]]`: a flow from host `src` to host `dst` along the switches of
@@ -921,6 +1031,18 @@ impl Default for WorkloadConfig {
             collective: Collective::AllReduce,
             hosts: None,
             step_delay_ns: 0.0,
+            gpus: None,
+            gpus_per_server: 8,
+            placement: GpuPlacement::Ordered,
+            model: None,
+            layer_params: None,
+            bytes_per_param: 1,
+            shards_per_step: 2,
+            mode: Fsdp2Mode::Phase,
+            layers: None,
+            max_steps: None,
+            ep_size: None,
+            moe: MoeConfig::default(),
         }
     }
 }

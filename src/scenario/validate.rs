@@ -350,7 +350,9 @@ impl Scenario {
                 }
             }
             WorkloadKind::Ring | WorkloadKind::Pairwise => self.validate_collective()?,
+            WorkloadKind::Fsdp2 | WorkloadKind::Moe => {}
         }
+        self.validate_ai()?;
         if !matches!(w.kind, WorkloadKind::Ring | WorkloadKind::Pairwise) {
             if w.hosts.is_some() {
                 bail_field!(
@@ -365,8 +367,15 @@ impl Scenario {
                 );
             }
         }
-        if w.kind != WorkloadKind::Ring && w.step_delay_ns != 0.0 {
-            bail_field!("workload.step_delay_ns", "only used with kind = \"ring\"");
+        let delays = matches!(
+            w.kind,
+            WorkloadKind::Ring | WorkloadKind::Fsdp2 | WorkloadKind::Moe
+        );
+        if !delays && w.step_delay_ns != 0.0 {
+            bail_field!(
+                "workload.step_delay_ns",
+                "only used with kind = \"ring\", \"fsdp2\" or \"moe\""
+            );
         }
         Ok(())
     }

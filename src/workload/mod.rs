@@ -23,11 +23,15 @@ mod all_to_all;
 pub mod background;
 mod continuous;
 pub mod deps;
+pub mod fsdp2;
 mod matrix;
+pub mod moe;
 pub mod pairwise;
 mod permutation;
+pub mod placement;
 mod ranks;
 pub mod ring;
+pub mod structure;
 
 pub use crate::packet::FlowId;
 use crate::rng::{stream, Purpose};
@@ -83,6 +87,8 @@ pub enum Workload {
     Ring(ring::Ring),
     /// All-to-all(-v) over a host list (`pairwise.rs`).
     Pairwise(pairwise::Pairwise),
+    /// MoE dispatch then combine within expert-parallel groups (`moe.rs`).
+    Moe(moe::Moe),
     /// Another workload with background flows pinned to paths (`background.rs`); a host's
     /// background flows come first.
     WithBackground(Box<Workload>, background::Background),
@@ -135,6 +141,10 @@ impl Workload {
             WorkloadKind::Continuous => Workload::Continuous(continuous(s, fabric)),
             WorkloadKind::Ring => Workload::Ring(ring::Ring::build(s, num_hosts)?),
             WorkloadKind::Pairwise => Workload::Pairwise(pairwise::Pairwise::build(s, num_hosts)?),
+            WorkloadKind::Fsdp2 => Workload::Ring(fsdp2::build(s, num_hosts)?),
+            WorkloadKind::Moe => {
+                anyhow::bail!("workload.kind: \"moe\" is being built (issue 9) and cannot run yet")
+            }
         })
     }
 
@@ -153,6 +163,7 @@ impl Workload {
             Workload::Continuous(c) => c.count,
             Workload::Ring(r) => r.flows_of(h),
             Workload::Pairwise(p) => p.flows_of(h),
+            Workload::Moe(m) => m.flows_of(h),
             Workload::WithBackground(w, bg) => bg.of(h).len() as u32 + w.flows_of(h),
         }
     }
@@ -182,6 +193,7 @@ impl Workload {
             Workload::Continuous(c) => c.flow(h, i),
             Workload::Ring(r) => r.flow(h, i),
             Workload::Pairwise(p) => p.flow(h, i),
+            Workload::Moe(m) => m.flow(h, i),
             Workload::WithBackground(w, bg) => match bg.of(h).get(i as usize) {
                 Some(p) => p.flow,
                 None => w.flow(h, i - bg.of(h).len() as u32),
@@ -190,10 +202,11 @@ impl Workload {
     }
 
     /// The names of the workload's phases, in order (collectives; empty for the others).
-    pub fn phase_names(&self) -> &'static [&'static str] {
+    pub fn phase_names(&self) -> &[String] {
         match self {
-            Workload::Ring(r) => r.phases,
-            Workload::Pairwise(p) => p.phases,
+            Workload::Ring(r) => &r.phases,
+            Workload::Pairwise(p) => &p.phases,
+            Workload::Moe(m) => &m.phases,
             Workload::WithBackground(w, _) => w.phase_names(),
             _ => &[],
         }
@@ -206,6 +219,7 @@ impl Workload {
         match self {
             Workload::Ring(r) => Some(r.phase_of(i)),
             Workload::Pairwise(_) => Some(0),
+            Workload::Moe(m) => Some(m.phase_of(h, i)),
             Workload::WithBackground(w, bg) => {
                 let skip = bg.of(h).len() as u32;
                 (i >= skip).then(|| w.phase_of(h, i - skip)).flatten()
@@ -218,7 +232,7 @@ impl Workload {
     /// incoming flows have fully arrived.
     pub fn has_triggers(&self) -> bool {
         match self {
-            Workload::Ring(_) => true,
+            Workload::Ring(_) | Workload::Moe(_) => true,
             Workload::WithBackground(w, _) => w.has_triggers(),
             _ => false,
         }
@@ -233,6 +247,7 @@ impl Workload {
     fn for_each_dep_dyn(&self, h: u32, i: u32, f: &mut dyn FnMut(FlowId)) {
         match self {
             Workload::Ring(r) => r.for_each_dep(h, i, f),
+            Workload::Moe(m) => m.for_each_dep(h, i, f),
             Workload::WithBackground(w, bg) => {
                 let skip = bg.of(h).len() as u32;
                 if i >= skip {
@@ -252,6 +267,9 @@ impl Workload {
 
     /// Number of dependencies of flow `i` of host `h`.
     pub fn dep_count(&self, h: u32, i: u32) -> u32 {
+        if let Workload::Moe(m) = self {
+            return m.dep_count(h, i);
+        }
         let mut n = 0;
         self.for_each_dep(h, i, |_| n += 1);
         n
@@ -266,6 +284,7 @@ impl Workload {
     fn for_each_dependent_dyn(&self, id: FlowId, f: &mut dyn FnMut(u32)) {
         match self {
             Workload::Ring(r) => r.for_each_dependent(id, f),
+            Workload::Moe(m) => m.for_each_dependent(id, f),
             Workload::WithBackground(w, bg) => {
                 let (src, i) = (crate::packet::flow_src(id), crate::packet::flow_index(id));
                 let skip = bg.of(src).len() as u32;
@@ -298,11 +317,23 @@ impl Workload {
             Workload::AllToAll { hosts, bytes } => (*hosts as u64 - 1) * bytes,
             Workload::Table(t) => (0..t.flows_of(h)).map(|i| t.flow(h, i).bytes).sum(),
             Workload::Continuous(c) => c.count as u64 * c.bytes,
-            Workload::Ring(r) => r.flows_of(h) as u64 * r.chunk_bytes,
+            Workload::Ring(r) => r.bytes_of(h),
             Workload::Pairwise(p) => p.bytes_of(h),
+            Workload::Moe(m) => m.bytes_of(h),
             Workload::WithBackground(w, bg) => {
                 w.bytes_of(h) + bg.of(h).iter().map(|p| p.flow.bytes).sum::<u64>()
             }
+        }
+    }
+
+    /// NVLink bytes that accompany the simulated traffic (reported, not simulated; 0 for
+    /// workloads without GPU servers).
+    pub fn nvlink_bytes(&self) -> u64 {
+        match self {
+            Workload::Ring(r) => r.nvlink_bytes,
+            Workload::Moe(m) => m.nvlink_bytes,
+            Workload::WithBackground(w, _) => w.nvlink_bytes(),
+            _ => 0,
         }
     }
 
@@ -312,8 +343,9 @@ impl Workload {
             Workload::AllToAll { .. } => "all_to_all",
             Workload::Table(_) => "matrix",
             Workload::Continuous(_) => "continuous",
-            Workload::Ring(_) => "ring",
+            Workload::Ring(r) => r.label,
             Workload::Pairwise(_) => "pairwise",
+            Workload::Moe(_) => "moe",
             Workload::WithBackground(w, _) => w.kind_name(),
         }
     }

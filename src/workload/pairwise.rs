@@ -27,7 +27,7 @@ pub struct Pairwise {
     ranks: Ranks,
     sizes: Sizes,
     /// The one phase: the collective's name.
-    pub phases: &'static [&'static str],
+    pub phases: Vec<String>,
 }
 
 enum Sizes {
@@ -62,10 +62,10 @@ impl Pairwise {
     }
 
     fn new(ranks: Ranks, sizes: Sizes, c: Collective) -> Pairwise {
-        let phases: &'static [&'static str] = match c {
-            Collective::AllToAllV => &["all_to_all_v"],
-            _ => &["all_to_all"],
-        };
+        let phases = vec![match c {
+            Collective::AllToAllV => "all_to_all_v".to_string(),
+            _ => "all_to_all".to_string(),
+        }];
         Pairwise {
             ranks,
             sizes,

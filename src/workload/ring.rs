@@ -20,15 +20,40 @@ use crate::packet::{flow_id, flow_index, flow_src};
 use crate::scenario::{Collective, FieldError, Scenario};
 
 pub struct Ring {
-    /// Ring order.
-    ranks: Ranks,
-    pub chunk_bytes: u64,
-    /// Dependent steps per rank: n − 1 or 2(n − 1).
+    /// Host → the next host of its ring, or [`NOT_A_MEMBER`]. Several rings of the same size
+    /// may run side by side (FSDP2's inter-server rings); each host is in at most one.
+    next: Vec<u32>,
+    /// Host → the previous host of its ring, or [`NOT_A_MEMBER`].
+    prev: Vec<u32>,
+    /// Members per ring.
+    pub members: u32,
+    /// Dependent steps per member: n − 1 or 2(n − 1) (ring), layers × steps per layer
+    /// (FSDP2), or a cap.
     pub steps: u32,
+    /// Steps per phase (the last phase may be shorter).
+    pub steps_per_phase: u32,
+    /// Bytes each step of a phase carries, by phase.
+    pub phase_chunk_bytes: Vec<u64>,
     pub delay_ps: u64,
     /// Phase names in order: an AllReduce has two (its ReduceScatter's n − 1 steps, then
-    /// its AllGather's), the others one.
-    pub phases: &'static [&'static str],
+    /// its AllGather's), the others one; FSDP2 one per layer.
+    pub phases: Vec<String>,
+    /// NVLink bytes that accompany the steps (FSDP2's intra-server shard traffic; 0 for a
+    /// plain ring): reported, not simulated.
+    pub nvlink_bytes: u64,
+    /// The workload kind it runs ("ring" or "fsdp2").
+    pub label: &'static str,
+}
+
+const NOT_A_MEMBER: u32 = u32::MAX;
+
+/// The shape of a ring workload besides its members: steps, phases and their chunks.
+pub struct Steps {
+    pub steps: u32,
+    pub steps_per_phase: u32,
+    pub phase_chunk_bytes: Vec<u64>,
+    pub delay_ps: u64,
+    pub phases: Vec<String>,
 }
 
 impl Ring {
@@ -41,6 +66,7 @@ impl Ring {
         let delay_ps = (w.step_delay_ns * crate::time::PS_PER_NS as f64).round() as u64;
         Ok(Ring::with_ranks(
             ranks,
+            num_hosts,
             w.message_bytes,
             w.collective,
             delay_ps,
@@ -55,12 +81,18 @@ impl Ring {
         delay_ps: u64,
     ) -> Ring {
         let ranks = Ranks::new(hosts, num_hosts);
-        Ring::with_ranks(ranks, message_bytes, collective, delay_ps)
+        Ring::with_ranks(ranks, num_hosts, message_bytes, collective, delay_ps)
     }
 
-    fn with_ranks(ranks: Ranks, message_bytes: u64, collective: Collective, delay_ps: u64) -> Ring {
+    fn with_ranks(
+        ranks: Ranks,
+        num_hosts: u32,
+        message_bytes: u64,
+        collective: Collective,
+        delay_ps: u64,
+    ) -> Ring {
         let n = ranks.n();
-        let (steps, phases): (u32, &'static [&'static str]) = match collective {
+        let (steps, phases): (u32, &[&str]) = match collective {
             Collective::AllReduce => (2 * (n - 1), &["reduce_scatter", "all_gather"]),
             Collective::ReduceScatter => (n - 1, &["reduce_scatter"]),
             Collective::AllGather => (n - 1, &["all_gather"]),
@@ -68,47 +100,92 @@ impl Ring {
                 panic!("validated: a ring runs no {}", c.name())
             }
         };
-        Ring {
-            ranks,
-            chunk_bytes: message_bytes.div_ceil(n as u64),
+        let chunk = message_bytes.div_ceil(n as u64);
+        let hosts: Vec<u32> = (0..n).map(|r| ranks.host(r)).collect();
+        let shape = Steps {
             steps,
+            steps_per_phase: n - 1,
+            phase_chunk_bytes: vec![chunk; phases.len()],
             delay_ps,
-            phases,
+            phases: phases.iter().map(|p| p.to_string()).collect(),
+        };
+        Ring::of_rings(&[hosts], num_hosts, shape)
+    }
+
+    /// Rings side by side (each a list of hosts in ring order, all of one size, no host in
+    /// two) on `num_hosts` hosts.
+    pub fn of_rings(rings: &[Vec<u32>], num_hosts: u32, shape: Steps) -> Ring {
+        let members = rings[0].len() as u32;
+        assert!(members >= 2, "a ring has at least two members");
+        assert!(shape.steps >= 1 && shape.steps_per_phase >= 1);
+        assert_eq!(shape.phases.len(), shape.phase_chunk_bytes.len());
+        assert!(shape.steps.div_ceil(shape.steps_per_phase) as usize <= shape.phases.len());
+        let mut next = vec![NOT_A_MEMBER; num_hosts as usize];
+        let mut prev = vec![NOT_A_MEMBER; num_hosts as usize];
+        for ring in rings {
+            assert_eq!(ring.len() as u32, members, "rings of one size");
+            for (r, &h) in ring.iter().enumerate() {
+                assert_eq!(next[h as usize], NOT_A_MEMBER, "host {h} in two rings");
+                next[h as usize] = ring[(r + 1) % ring.len()];
+                prev[h as usize] = ring[(r + ring.len() - 1) % ring.len()];
+            }
+        }
+        Ring {
+            next,
+            prev,
+            members,
+            steps: shape.steps,
+            steps_per_phase: shape.steps_per_phase,
+            phase_chunk_bytes: shape.phase_chunk_bytes,
+            delay_ps: shape.delay_ps,
+            phases: shape.phases,
+            nvlink_bytes: 0,
+            label: "ring",
         }
     }
 
-    /// The phase of step `s` (an index into [`Ring::phases`]): steps 0..n − 1 are the first
-    /// phase, the AllReduce's steps n − 1.. its AllGather.
+    /// The phase of step `s` (an index into [`Ring::phases`]): `steps_per_phase` steps
+    /// each (the AllReduce's first n − 1 steps are its ReduceScatter).
     #[inline]
     pub fn phase_of(&self, s: u32) -> u8 {
-        (s >= self.n() - 1) as u8
+        (s / self.steps_per_phase) as u8
     }
 
-    fn n(&self) -> u32 {
-        self.ranks.n()
-    }
-
-    fn rank(&self, h: u32) -> Option<u32> {
-        self.ranks.rank(h)
-    }
-
-    fn host(&self, rank: u32) -> u32 {
-        self.ranks.host(rank % self.n())
+    #[inline]
+    fn is_member(&self, h: u32) -> bool {
+        self.next
+            .get(h as usize)
+            .is_some_and(|&n| n != NOT_A_MEMBER)
     }
 
     #[inline]
     pub fn flows_of(&self, h: u32) -> u32 {
-        self.rank(h).map_or(0, |_| self.steps)
+        if self.is_member(h) {
+            self.steps
+        } else {
+            0
+        }
     }
 
-    /// Step `s` of host `h`'s rank.
+    /// Payload bytes host `h` sends over all its steps.
+    pub fn bytes_of(&self, h: u32) -> u64 {
+        (0..self.flows_of(h))
+            .step_by(self.steps_per_phase as usize)
+            .map(|s| {
+                let phase_steps = self.steps_per_phase.min(self.steps - s) as u64;
+                phase_steps * self.phase_chunk_bytes[self.phase_of(s) as usize]
+            })
+            .sum()
+    }
+
+    /// Step `s` of host `h`.
     #[inline]
     pub fn flow(&self, h: u32, s: u32) -> Flow {
-        let r = self.rank(h).expect("only ring members have flows");
+        assert!(self.is_member(h), "only ring members have flows");
         Flow {
             src: h,
-            dst: self.host(r + 1),
-            bytes: self.chunk_bytes,
+            dst: self.next[h as usize],
+            bytes: self.phase_chunk_bytes[self.phase_of(s) as usize],
             start: match s {
                 0 => Start::At(0),
                 _ => Start::After {
@@ -118,18 +195,19 @@ impl Ring {
         }
     }
 
-    /// Step s > 0 of rank r waits for step s − 1 of rank r − 1.
+    /// Step s > 0 of a member waits for step s − 1 of its predecessor.
     pub fn for_each_dep(&self, h: u32, s: u32, mut f: impl FnMut(FlowId)) {
         if s > 0 {
-            let r = self.rank(h).expect("only ring members have flows");
-            f(flow_id(self.host(r + self.n() - 1), s - 1));
+            assert!(self.is_member(h), "only ring members have flows");
+            f(flow_id(self.prev[h as usize], s - 1));
         }
     }
 
-    /// Step s of rank r is waited for by step s + 1 of rank r + 1 (the flow's destination).
+    /// Step s of a member is waited for by step s + 1 of its successor (the flow's
+    /// destination).
     pub fn for_each_dependent(&self, id: FlowId, mut f: impl FnMut(u32)) {
         let s = flow_index(id);
-        if self.rank(flow_src(id)).is_some() && s + 1 < self.steps {
+        if self.is_member(flow_src(id)) && s + 1 < self.steps {
             f(s + 1);
         }
     }
@@ -144,7 +222,7 @@ mod tests {
         // Hosts 5, 2, 7 in ring order on a 9-host fabric: AllReduce has 4 steps per rank.
         let ring = Ring::new(vec![5, 2, 7], 9, 3000, Collective::AllReduce, 10);
         assert_eq!(ring.steps, 4);
-        assert_eq!(ring.chunk_bytes, 1000);
+        assert_eq!(ring.phase_chunk_bytes, [1000, 1000]);
         assert_eq!((ring.flows_of(2), ring.flows_of(0)), (4, 0));
         let f = ring.flow(7, 0);
         assert_eq!((f.src, f.dst, f.start), (7, 5, Start::At(0)));
@@ -167,7 +245,7 @@ mod tests {
     fn reduce_scatter_and_all_gather_take_n_minus_one_steps_and_round_chunks_up() {
         for c in [Collective::ReduceScatter, Collective::AllGather] {
             let ring = Ring::new((0..4).collect(), 4, 10, c, 0);
-            assert_eq!((ring.steps, ring.chunk_bytes), (3, 3));
+            assert_eq!((ring.steps, ring.phase_chunk_bytes[0]), (3, 3));
             assert_eq!(ring.phases.len(), 1);
             assert!((0..3).all(|s| ring.phase_of(s) == 0));
         }
