@@ -1,0 +1,233 @@
+//! AI-training workloads: FSDP2/HSDP rings (`kind = "fsdp2"`) and MoE dispatch/combine
+//! (`kind = "moe"`) on small fabrics: the ring structure and its dependencies, GPU
+//! placement, per-phase results identical across threads and partitions, the NVLink volume,
+//! and bad input answered by one line naming the field.
+
+mod common;
+
+use common::{results, run};
+use std::collections::BTreeMap;
+use weft::metrics::FlowEventKind;
+use weft::packet::{flow_index, flow_src};
+use weft::scenario::{CcKind, Fsdp2Mode, GpuPlacement, Scenario, TopologyKind, WorkloadKind};
+
+/// 8 servers of 2 GPUs on a k = 4 fat tree (16 hosts): 2 rings of 8 members; two layers of
+/// 98,304 and 49,152 parameters (1 byte, 2 shards per step: 12,288 and 6,144 bytes, 3 and
+/// 1.5 → 2 packets per step).
+fn fsdp2(mode: Fsdp2Mode, placement: GpuPlacement) -> Scenario {
+    let mut s = Scenario::default();
+    s.topology.kind = TopologyKind::FatTree;
+    s.topology.k = 4;
+    s.workload.kind = WorkloadKind::Fsdp2;
+    s.workload.gpus_per_server = 2;
+    s.workload.layer_params = Some(vec![98_304, 49_152]);
+    s.workload.mode = mode;
+    s.workload.placement = placement;
+    if mode == Fsdp2Mode::Ring {
+        s.workload.step_delay_ns = 50.0;
+    }
+    s.report.trace_hosts = (0..16).collect();
+    s.validate().expect("test scenario is valid");
+    s
+}
+
+#[test]
+fn phase_mode_runs_one_step_of_every_ring() {
+    let s = fsdp2(Fsdp2Mode::Phase, GpuPlacement::Ordered);
+    let out = run(&s, 1, 1);
+    assert_eq!((out.flows_total, out.flows_incomplete), (16, 0));
+    // 16 GPUs × 3 packets of the first layer's 12,288-byte step.
+    assert_eq!(out.metrics.counters.data_sent, 48);
+    let r = results(&s, 1, 1);
+    assert_eq!(r["phases"][0]["name"], "ring_step");
+    assert_eq!(r["phases"][0]["bytes"], 16 * 12_288);
+    // NVLink, pro rata for one step of n − 1 = 7 per layer: 16 GPUs × 2(g − 1)/g × 98,304
+    // bytes / 7 = 224,694.86.
+    assert_eq!(r["nvlink_bytes"], 224_694);
+}
+
+/// Ring mode: every GPU sends 2 layers × 7 steps to GPU + 2 (ordered placement), step s > 0
+/// starting exactly 50 ns after step s − 1 of GPU − 2 arrived; one phase per layer with its
+/// own chunk.
+#[test]
+fn ring_mode_chains_every_step_of_every_layer_to_its_predecessor() {
+    let s = fsdp2(Fsdp2Mode::Ring, GpuPlacement::Ordered);
+    let out = run(&s, 1, 1);
+    assert_eq!((out.flows_total, out.flows_incomplete), (16 * 14, 0));
+    let mut t = BTreeMap::new();
+    for e in &out.metrics.flow_events {
+        let started = e.kind == FlowEventKind::Started;
+        t.insert((started, flow_src(e.flow), flow_index(e.flow)), e.time_ps);
+    }
+    for gpu in 0..16u32 {
+        let prev = (gpu + 14) % 16;
+        assert_eq!(t[&(true, gpu, 0)], 0);
+        for step in 1..14 {
+            assert_eq!(
+                t[&(true, gpu, step)],
+                t[&(false, prev, step - 1)] + 50_000,
+                "GPU {gpu} step {step}"
+            );
+        }
+    }
+    let r = results(&s, 1, 1);
+    let phases = r["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2);
+    assert_eq!(phases[0]["name"], "layer_0");
+    assert_eq!(phases[0]["bytes"], 16 * 7 * 12_288);
+    assert_eq!(phases[1]["bytes"], 16 * 7 * 6_144);
+    assert!(phases[1]["start_ns"].as_f64() < phases[0]["end_ns"].as_f64());
+}
+
+#[test]
+fn max_steps_caps_the_chain_and_one_shard_steps_double_it() {
+    let mut s = fsdp2(Fsdp2Mode::Ring, GpuPlacement::Ordered);
+    s.workload.max_steps = Some(9);
+    let out = run(&s, 1, 1);
+    assert_eq!(out.flows_total, 16 * 9);
+    assert_eq!(out.phase_names, ["layer_0", "layer_1"]);
+    s.workload.max_steps = None;
+    s.workload.shards_per_step = 1;
+    s.workload.layers = Some(1);
+    let out = run(&s, 1, 1);
+    // A layer is a ring AllReduce: 2 × 7 steps of 6,144 bytes (2 packets).
+    assert_eq!(out.flows_total, 16 * 14);
+    assert_eq!(out.metrics.counters.data_sent, 16 * 14 * 2);
+}
+
+#[test]
+fn random_placement_keeps_servers_whole_and_rings_by_local_rank() {
+    let s = fsdp2(Fsdp2Mode::Phase, GpuPlacement::Random);
+    let out = run(&s, 1, 1);
+    assert_eq!(out.flows_incomplete, 0);
+    let mut dst_of = BTreeMap::new();
+    let m = weft::model::Model::build(&s).unwrap();
+    for h in 0..16 {
+        let f = m.workload.flow(h, 0);
+        // Same local rank (host parity: slots of 2 ports), another server.
+        assert_eq!(f.src % 2, f.dst % 2, "{f:?}");
+        assert_ne!(f.src / 2, f.dst / 2, "{f:?}");
+        dst_of.insert(f.src, f.dst);
+    }
+    // The server order is shuffled: not every GPU sends to the next slot.
+    assert!(
+        dst_of.iter().any(|(&s, &d)| d != (s + 2) % 16),
+        "{dst_of:?}"
+    );
+    // Each ring visits all 8 servers.
+    let mut h = 0;
+    for _ in 0..8 {
+        h = dst_of[&h];
+    }
+    assert_eq!(h, 0);
+}
+
+#[test]
+fn fsdp2_phases_do_not_depend_on_threads_or_partitions() {
+    for cc in [CcKind::None, CcKind::Dctcp] {
+        let mut s = fsdp2(Fsdp2Mode::Ring, GpuPlacement::Random);
+        s.host.cc = cc;
+        s.validate().unwrap();
+        let reference = results(&s, 1, 1);
+        assert_eq!(reference["flows"]["incomplete"], 0, "{cc:?}");
+        for (threads, parts) in [(2, 4), (1, 5), (2, 6)] {
+            assert_eq!(
+                results(&s, threads, parts),
+                reference,
+                "{cc:?} {threads} {parts}"
+            );
+        }
+    }
+}
+
+// ---- Bad input: the real binary, one line naming the field. ----
+
+fn weft_run(toml: &str) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.toml"), toml).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["run", "s.toml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn fsdp2_toml(fields: &str) -> String {
+    format!("seed = 1\n[topology]\nkind = \"fat_tree\"\nk = 4\n[workload]\nkind = \"fsdp2\"\n{fields}\n")
+}
+
+fn assert_one_line_naming(toml: &str, field: &str) {
+    let (ok, err) = weft_run(toml);
+    assert!(!ok, "accepted: {toml}");
+    let line = err.trim_end();
+    assert!(
+        !line.contains('\n') && line.starts_with("error:") && !err.contains("panicked"),
+        "{toml}: {err}"
+    );
+    assert!(line.contains(field), "{toml}: {err}");
+}
+
+#[test]
+fn a_good_fsdp2_scenario_runs() {
+    let (ok, err) = weft_run(&fsdp2_toml(
+        "model = \"llama3-8b\"\ngpus = 16\ngpus_per_server = 4\nmode = \"ring\"\nmax_steps = 2",
+    ));
+    assert!(ok, "{err}");
+}
+
+#[test]
+fn bad_fsdp2_input_gets_one_line_naming_the_field() {
+    for (fields, field) in [
+        ("model = \"llama3-13b\"", "workload.model"),
+        ("gpus = 16", "workload.model"),
+        ("model = \"llama3-8b\"\ngpus = 12", "workload.gpus"),
+        ("model = \"llama3-8b\"\ngpus = 32", "workload.gpus"),
+        ("model = \"llama3-8b\"\ngpus = 8", "workload.gpus"),
+        (
+            "model = \"llama3-8b\"\ngpus_per_server = 0",
+            "workload.gpus_per_server",
+        ),
+        (
+            "model = \"llama3-8b\"\nlayer_params = [5]",
+            "workload.layer_params",
+        ),
+        ("layer_params = []", "workload.layer_params"),
+        ("layer_params = [5, 0]", "workload.layer_params"),
+        ("model = \"llama3-8b\"\nlayers = 2", "workload.layers"),
+        (
+            "model = \"llama3-8b\"\nmode = \"ring\"\nlayers = 33",
+            "workload.layers",
+        ),
+        (
+            "model = \"llama3-8b\"\nmode = \"ring\"\nmax_steps = 0",
+            "workload.max_steps",
+        ),
+        (
+            "model = \"llama3-8b\"\nshards_per_step = 3",
+            "workload.shards_per_step",
+        ),
+        (
+            "model = \"llama3-8b\"\nbytes_per_param = 0",
+            "workload.bytes_per_param",
+        ),
+        ("model = \"llama3-8b\"\nep_size = 8", "workload.ep_size"),
+        ("model = \"llama3-8b\"\nmoe.top_k = 2", "workload.moe"),
+        ("model = \"llama3-8b\"\nhosts = [0, 1]", "workload.hosts"),
+        (
+            "model = \"llama3-8b\"\nstep_delay_ns = 5.0",
+            "workload.step_delay_ns",
+        ),
+        ("model = \"llama3-8b\"\nmode = \"bulk\"", "mode"),
+    ] {
+        assert_one_line_naming(&fsdp2_toml(fields), field);
+    }
+    // GPU fields with a kind that has no GPUs.
+    let toml = fsdp2_toml("gpus = 8").replace("kind = \"fsdp2\"", "kind = \"permutation\"");
+    assert_one_line_naming(&toml, "workload.gpus");
+    let toml = fsdp2_toml("model = \"llama3-8b\"").replace("kind = \"fsdp2\"", "kind = \"ring\"");
+    assert_one_line_naming(&toml, "workload.model");
+}
