@@ -481,3 +481,44 @@ fn lossy_congestion_controlled_runs_are_identical_for_any_ranks_and_threads() {
         assert_eq!(got_series, series, "timeseries.csv, mpirun -n {n}");
     }
 }
+
+/// Runs scenario text `toml` alone and under 2 and 3 ranks (1 and 2 threads): results and
+/// histograms (every phase's tag included) equal the single process's.
+fn assert_identical_across_ranks(toml: &str, phases: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s.toml");
+    std::fs::write(&s, toml).unwrap();
+    let s = s.to_str().unwrap();
+    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let o = standalone(&["run", s, "--out", &out("ref")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let reference = outputs(&dir.path().join("ref"));
+    assert_eq!(reference.0["flows"]["incomplete"], 0);
+    for (i, phase) in phases.iter().enumerate() {
+        assert_eq!(reference.0["phases"][i]["name"], *phase);
+        let tag = format!("Tag=latency_ns.{phase},");
+        assert!(String::from_utf8_lossy(&reference.1).contains(&tag), "{tag}");
+    }
+    for (n, threads) in [(2, "1"), (3, "2")] {
+        let name = format!("n{n}t{threads}");
+        let o = mpirun(n, &["run", s, "--threads", threads, "--out", &out(&name)]);
+        assert!(
+            o.status.success(),
+            "mpirun -n {n}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(outputs(&dir.path().join(&name)), reference, "mpirun -n {n}");
+    }
+}
+
+/// FSDP2 ring mode (18 servers of 3 GPUs placed at random, 2 layers): every phase equal.
+#[test]
+fn fsdp2_rings_are_identical_for_any_ranks_and_threads() {
+    if !mpi_available() {
+        return;
+    }
+    assert_identical_across_ranks(
+        "seed = 3\n[topology]\nk = 6\n[workload]\nkind = \"fsdp2\"\ngpus_per_server = 3\nplacement = \"random\"\nlayer_params = [221184, 110592]\nmode = \"ring\"\nstep_delay_ns = 20.0\n",
+        &["layer_0", "layer_1"],
+    );
+}
