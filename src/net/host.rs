@@ -8,6 +8,7 @@
 use super::event::{Scheduler, TimerKind, TimerSeq, TimerSlot};
 use super::link::{finish_tx, start_tx};
 use super::nic::{Nic, Pick};
+use super::sent_flows::SentFlows;
 use super::triggers::Triggers;
 use crate::lb::{Feedback, FlowPath, SubflowLoads};
 use crate::metrics::{phases, record_ns, record_phase_ns, CwndPoint, FlowEvent, Metrics};
@@ -57,6 +58,17 @@ impl FlowSender {
         }
     }
 
+    /// Whether the record can go: a started flow, complete, out of the rotation, with no
+    /// timer armed (a placeholder has no packets).
+    fn finished(&self) -> bool {
+        let started = !matches!(&self.sender, Sender::Paced(p) if p.is_placeholder());
+        let idle = self
+            .timers
+            .as_ref()
+            .is_none_or(|t| t.rto.at_ps == NEVER_PS && t.pace.at_ps == NEVER_PS);
+        started && self.sender.is_complete() && !self.in_rotation && idle
+    }
+
     fn timers(&mut self) -> &mut FlowTimers {
         self.timers.as_mut().expect("reliable flows have timers")
     }
@@ -75,7 +87,7 @@ pub struct Host {
     pub nic: Nic,
     /// Started flows, by index among the host's flows (a triggered flow may start before
     /// flows of lower index: those not started yet hold [`FlowSender::not_started`]).
-    flows: Vec<FlowSender>,
+    flows: SentFlows<FlowSender>,
     /// Flows this host sends (the workload's count).
     n_flows: u32,
     /// Next flow to consider for a fixed start (triggered flows are passed over).
@@ -109,7 +121,7 @@ impl Host {
         Host {
             id,
             nic: Nic::default(),
-            flows: Vec::new(),
+            flows: SentFlows::default(),
             n_flows: m.workload.flows_of(id),
             cursor: 0,
             triggered: m.workload.has_triggers(),
@@ -356,7 +368,7 @@ impl Host {
         let c = &mut mx.counters;
         c.acks_delivered += 1;
         let i = pkt.flow_index;
-        let Some(f) = self.flows.get_mut(i as usize) else {
+        let Some(f) = self.flows.get_mut(i) else {
             c.stale_acks += 1;
             return false;
         };
@@ -410,7 +422,9 @@ impl Host {
             m.lb.host
                 .end_flow(&m.fabric, &f.path, &mut self.subflow_loads);
         }
-        self.after_progress(i, now_ps, out)
+        let readmitted = self.after_progress(i, now_ps, out);
+        self.flows.release_front_while(FlowSender::finished);
+        readmitted
     }
 
     /// A NACK: the trimmed packet is queued for retransmission.
@@ -426,7 +440,7 @@ impl Host {
         c.acks_delivered += 1;
         let i = pkt.flow_index;
         let last_hop = pkt.flags & flags::LAST_HOP != 0;
-        let fresh = match self.flows.get_mut(i as usize).map(|f| &mut f.sender) {
+        let fresh = match self.flows.get_mut(i).map(|f| &mut f.sender) {
             Some(Sender::Reliable(s)) => {
                 let tx_echo = (pkt.flags & flags::TX_MASK) >> flags::TX_SHIFT;
                 s.on_nack(pkt.seq, tx_echo, last_hop, now_ps)
@@ -439,7 +453,7 @@ impl Host {
         }
         // A last-hop trim means incast, not a bad path (ALGORITHMS.md C4).
         let what = Feedback::of_nack(last_hop, pkt.flags & flags::ECN_ECHO != 0);
-        let f = &mut self.flows[i as usize];
+        let f = &mut self.flows[i];
         m.lb.host.feedback(&mut f.path, pkt.entropy, what, now_ps);
         self.after_progress(i, now_ps, out)
     }
@@ -447,7 +461,7 @@ impl Host {
     /// After an ACK, NACK or timeout of flow `i`: re-arms its timer and puts it back in the
     /// NIC's rotation if it may send; returns whether it was re-admitted.
     fn after_progress<S: Scheduler>(&mut self, i: u32, now_ps: u64, out: &mut S) -> bool {
-        let f = &mut self.flows[i as usize];
+        let f = &mut self.flows[i];
         arm_rto(&mut self.timers, self.id, i, f, now_ps, out);
         let readmit = f.sender.has_data() && !f.in_rotation && !f.pacing();
         if readmit {
@@ -479,8 +493,11 @@ impl Host {
         out: &mut S,
         mx: &mut Metrics,
     ) {
-        let flow = self.flows.get_mut(arg as usize);
+        let released = self.flows.released(arg as u32);
+        let flow = self.flows.get_mut(arg as u32);
         match kind {
+            // A timer of a completed flow whose record was released: it would not fire.
+            TimerKind::Rto | TimerKind::FlowPace if released => return,
             TimerKind::NicWake if self.nic.wake.fires(gen) => {
                 self.nic.wake.clear();
             }
@@ -598,16 +615,8 @@ impl Host {
             in_rotation: true,
             timers: timed.then(Box::default),
         };
-        if i as usize == self.flows.len() {
-            self.flows.push(sender);
-        } else {
-            // A triggered flow, out of order.
-            if i as usize > self.flows.len() {
-                self.flows
-                    .resize_with(i as usize + 1, FlowSender::not_started);
-            }
-            self.flows[i as usize] = sender;
-        }
+        // A triggered flow may start before flows of lower index (placeholders).
+        self.flows.insert(i, sender, FlowSender::not_started);
         self.nic.active.push_back(i);
     }
 
@@ -669,7 +678,7 @@ impl Host {
     ) -> Option<Packet> {
         let i = self.nic.active.pop_front().expect("picked data");
         let begin = self.nic.start_time(now_ps);
-        let f = &mut self.flows[i as usize];
+        let f = &mut self.flows[i];
         let Some(send) = f.sender.next_seq(begin) else {
             f.in_rotation = false;
             if let Sender::Reliable(s) = &f.sender {

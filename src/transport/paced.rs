@@ -81,6 +81,12 @@ impl Paced {
     pub fn is_complete(&self) -> bool {
         self.acked == self.packets
     }
+
+    /// Whether this is [`Paced::not_started`]'s placeholder (a real flow has a packet).
+    #[inline]
+    pub fn is_placeholder(&self) -> bool {
+        self.packets == 0
+    }
 }
 
 #[cfg(test)]
