@@ -24,6 +24,7 @@ pub mod background;
 mod continuous;
 pub mod deps;
 mod matrix;
+pub mod moe_trace;
 pub mod pairwise;
 mod permutation;
 mod ranks;
