@@ -1072,7 +1072,7 @@ mod tests {
                 "imbalance: 1 is below",
             ),
         ] {
-            let e = generate(&p).err().expect(want).to_string();
+            let e = generate(&p).expect_err(want).to_string();
             assert!(e.starts_with(want), "{want}: {e}");
         }
     }
@@ -1139,7 +1139,7 @@ mod tests {
             ),
         ] {
             std::fs::write(&path, text).unwrap();
-            let e = read_csv(&path, gpus).err().expect(text).to_string();
+            let e = read_csv(&path, gpus).expect_err(text).to_string();
             assert!(e.starts_with(&want), "{text:?}: {e}");
             assert_eq!(e.lines().count(), 1);
         }
