@@ -55,6 +55,9 @@ const MAX_BISECTIONS: u32 = 40;
 const MAX_SIGMA: f64 = 64.0;
 /// The matrix is gpus² counts: 4,096 GPUs is 128 MiB.
 pub const MAX_GPUS: u32 = 4096;
+/// Expert slots (experts + redundant_experts) at most: far above any model, and it bounds the
+/// per-(GPU, expert) round-robin counters.
+pub const MAX_EXPERT_SLOTS: u64 = 1 << 16;
 /// Redrawn picks per token before drawing exactly from the remaining mass.
 const MAX_DRAWS_PER_TOKEN: u64 = 255;
 
@@ -159,6 +162,9 @@ impl GenParams {
                 p.gpus_per_server
             );
         }
+        if p.experts as u64 > MAX_EXPERT_SLOTS {
+            bail!("experts: at most {MAX_EXPERT_SLOTS} (got {})", p.experts);
+        }
         if p.experts == 0 || p.experts % p.gpus != 0 {
             bail!(
                 "experts: must be a positive multiple of gpus ({}) (got {})",
@@ -186,6 +192,11 @@ impl GenParams {
         }
         if p.eplb {
             let slots = p.experts as u64 + p.redundant_experts as u64;
+            if slots > MAX_EXPERT_SLOTS {
+                bail!(
+                    "redundant_experts: experts + redundant_experts must be at most {MAX_EXPERT_SLOTS} (got {slots})"
+                );
+            }
             if slots % p.gpus as u64 != 0 {
                 bail!(
                     "redundant_experts: experts ({}) + redundant_experts ({}) must be a multiple of gpus ({})",
@@ -501,18 +512,20 @@ impl Layout {
 
     /// EPLB: replicate the hottest experts into `redundant` slots, pack the slots.
     fn eplb(p: &GenParams, expert_load: &[u64]) -> Layout {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        // Non-negative f64s order as their bits do, so heaps can key on them.
+        let key = |w: f64| w.to_bits();
         let experts = p.experts as usize;
         let mut count = vec![1u32; experts];
+        // The largest load per replica first; ties to the lowest expert.
+        let mut hot: BinaryHeap<(u64, Reverse<usize>)> = (0..experts)
+            .map(|e| (key(expert_load[e] as f64), Reverse(e)))
+            .collect();
         for _ in 0..p.redundant_experts {
-            // The largest load per replica; ties to the lowest expert.
-            let e = (0..experts)
-                .max_by(|&a, &b| {
-                    let la = expert_load[a] as f64 / count[a] as f64;
-                    let lb = expert_load[b] as f64 / count[b] as f64;
-                    la.total_cmp(&lb).then(b.cmp(&a))
-                })
-                .expect("experts >= 1");
+            let (_, Reverse(e)) = hot.pop().expect("experts >= 1");
             count[e] += 1;
+            hot.push((key(expert_load[e] as f64 / count[e] as f64), Reverse(e)));
         }
         let mut slots: Vec<(f64, u32)> = (0..experts)
             .flat_map(|e| {
@@ -525,13 +538,17 @@ impl Layout {
         let mut weight = vec![0.0f64; p.gpus as usize];
         let mut free = vec![per_gpu; p.gpus as usize];
         let mut replicas = vec![Vec::new(); experts];
+        // The least-loaded GPU with a free slot first; ties to the lowest GPU.
+        let mut open: BinaryHeap<Reverse<(u64, usize)>> = (0..p.gpus as usize)
+            .map(|g| Reverse((key(0.0), g)))
+            .collect();
         for (w, e) in slots {
-            let g = (0..p.gpus as usize)
-                .filter(|&g| free[g] > 0)
-                .min_by(|&a, &b| weight[a].total_cmp(&weight[b]).then(a.cmp(&b)))
-                .expect("slots = gpus × per_gpu");
+            let Reverse((_, g)) = open.pop().expect("slots = gpus × per_gpu");
             weight[g] += w;
             free[g] -= 1;
+            if free[g] > 0 {
+                open.push(Reverse((key(weight[g]), g)));
+            }
             replicas[e as usize].push(g as u32);
         }
         Layout {
@@ -861,6 +878,30 @@ mod tests {
         // B: GPU 2 -> GPU 3 fan-out; C: GPU 1 -> GPU 0; E: GPU 0 -> GPU 1 fan-out.
         assert_eq!(nvlink, 3);
         assert_eq!(load, [1, 1, 4, 4]);
+    }
+
+    #[test]
+    fn eplb_replicates_the_hottest_and_packs_by_hand() {
+        // 2 GPUs (one server), 2 experts with loads 30 and 10, 2 redundant slots (2 per GPU).
+        let p = GenParams {
+            eplb: true,
+            redundant_experts: 2,
+            ..params(2, 2, 2, 1, 1)
+        };
+        let l = Layout::eplb(&p, &[30, 10]);
+        // Replicate: expert 0 (30 > 10), then expert 0 again (15 > 10): 3 replicas of 10 each.
+        // Pack 10, 10, 10 (expert 0), 10 (expert 1), ties to the lowest GPU: 0, 1, 0, 1.
+        assert_eq!(l.replicas, [vec![0, 1, 0], vec![1]]);
+        // GPU 1 sends 4 copies of expert 0 round-robin from replica 1 mod 3: GPUs 1, 0, 0, 1.
+        let mut t = Tally::new(&l);
+        for _ in 0..4 {
+            t.add(1, &[0]);
+        }
+        assert_eq!(t.gpu_load, [2, 2]);
+        assert_eq!(
+            t.nvlink, 2,
+            "the 2 copies to GPU 0 cross NVLink; those to itself stay"
+        );
     }
 
     #[test]
