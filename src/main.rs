@@ -76,6 +76,44 @@ enum Cmd {
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: PathBuf,
     },
+    /// Write a synthetic MoE routing trace (a CSV GPU × GPU token-count matrix of one EP group).
+    MoeTrace {
+        /// GPUs of the expert-parallel group (ep_size).
+        #[arg(long)]
+        gpus: u32,
+        #[arg(long, default_value_t = 8)]
+        gpus_per_server: u32,
+        #[arg(long, default_value_t = 128)]
+        experts: u32,
+        #[arg(long, default_value_t = 8)]
+        top_k: u32,
+        /// Tokens each GPU routes.
+        #[arg(long)]
+        tokens_per_gpu: u32,
+        /// Target max/mean of token copies received per GPU, before EPLB.
+        #[arg(long, default_value_t = 1.48)]
+        imbalance: f64,
+        /// Replicate hot experts and repack them (EPLB).
+        #[arg(long)]
+        eplb: bool,
+        /// Extra expert slots for EPLB (default: one per GPU).
+        #[arg(long)]
+        redundant_experts: Option<u32>,
+        /// flat | hierarchical.
+        #[arg(long, default_value = "hierarchical")]
+        dispatch: weft::workload::moe_trace::Dispatch,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The EP group (groups get independent draws).
+        #[arg(long, default_value_t = 0)]
+        group: u32,
+        /// Bytes per token copy, for the figures printed on stderr.
+        #[arg(long, default_value_t = 8192)]
+        bytes_per_token: u64,
+        /// Output file (stdout when absent).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
 }
 
 /// The process's place in the job: a lone process, or an MPI rank.
@@ -259,6 +297,68 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                     plan.imbalance()
                 );
             }
+            Ok(())
+        }
+        Cmd::MoeTrace {
+            gpus,
+            gpus_per_server,
+            experts,
+            top_k,
+            tokens_per_gpu,
+            imbalance,
+            eplb,
+            redundant_experts,
+            dispatch,
+            seed,
+            group,
+            bytes_per_token,
+            output,
+        } => {
+            use weft::workload::moe_trace::{generate, write_csv, GenParams};
+            if redundant_experts.is_some() && !eplb {
+                bail!("--redundant-experts: only used with --eplb");
+            }
+            let p = GenParams {
+                gpus_per_server,
+                experts,
+                top_k,
+                imbalance,
+                eplb,
+                redundant_experts: redundant_experts.unwrap_or(gpus),
+                dispatch,
+                seed,
+                group,
+                ..GenParams::new(gpus, tokens_per_gpu)
+            };
+            let started = std::time::Instant::now();
+            // The library names the parameter ("top_k: ..."); here it is the flag ("--top-k: ...").
+            let t = generate(&p).map_err(|e| {
+                let e = e.to_string();
+                match e.split_once(": ") {
+                    Some((field, rest)) => anyhow::anyhow!("--{}: {rest}", field.replace('_', "-")),
+                    None => anyhow::anyhow!(e),
+                }
+            })?;
+            let secs = started.elapsed().as_secs_f64();
+            // The first comment line is the command that wrote the file, to regenerate it.
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            let mut text = format!("# weft {}\n", args.join(" ")).into_bytes();
+            write_csv(&t, &mut text)?;
+            match &output {
+                Some(f) => std::fs::write(f, &text)
+                    .with_context(|| format!("-o {}: cannot write", f.display()))?,
+                None => std::io::Write::write_all(&mut std::io::stdout(), &text)?,
+            }
+            let total = t.total_tokens() * bytes_per_token;
+            eprintln!(
+                "imbalance {:.4} (before EPLB {:.4}), sigma {:.6}; scale-out {:.1} MB in all, {:.1} MB per GPU on average at {bytes_per_token} B per token; {} NVLink token copies; generated in {secs:.2} s",
+                t.imbalance,
+                t.imbalance_before_eplb,
+                t.sigma,
+                total as f64 / 1e6,
+                total as f64 / 1e6 / gpus as f64,
+                t.nvlink_token_copies
+            );
             Ok(())
         }
     }

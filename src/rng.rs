@@ -26,11 +26,13 @@ pub enum Purpose {
     Mixed = 8,
     /// Drawing failed links for `failures.link_probability` (owner = 0).
     Failures = 9,
+    /// The MoE routing-trace generator (`workload/moe_trace.rs`, owner = the EP group).
+    Moe = 10,
     /// Placing GPU servers on host slots (`workload.placement = "random"`, owner = 0).
     Placement = 11,
 }
 
-fn splitmix64(mut x: u64) -> u64 {
+pub(crate) fn splitmix64(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);

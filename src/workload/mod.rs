@@ -26,6 +26,7 @@ pub mod deps;
 pub mod fsdp2;
 mod matrix;
 pub mod moe;
+pub mod moe_trace;
 pub mod pairwise;
 mod permutation;
 pub mod placement;
