@@ -231,3 +231,207 @@ fn bad_fsdp2_input_gets_one_line_naming_the_field() {
     let toml = fsdp2_toml("model = \"llama3-8b\"").replace("kind = \"fsdp2\"", "kind = \"ring\"");
     assert_one_line_naming(&toml, "workload.model");
 }
+
+// ---- MoE: dispatch then combine. ----
+
+/// An 8 × 8 token matrix (GPUs of one group; servers of 2 GPUs: {0,1}, {2,3}, {4,5}, {6,7})
+/// with zeros on the diagonal, written as a trace file.
+const TRACE_8: &str = "# hand-made: 8 GPUs\n\
+0,0,3,0,1,0,0,0\n\
+0,0,0,2,0,0,0,0\n\
+1,0,0,0,0,0,4,0\n\
+0,0,0,0,0,0,0,0\n\
+0,5,0,0,0,0,0,0\n\
+0,0,0,0,0,0,0,1\n\
+2,0,0,0,0,0,0,0\n\
+0,0,0,0,0,3,0,0\n";
+
+/// 16 GPUs of a k = 4 fat tree in 8 servers of 2, two expert-parallel groups of 8 sharing
+/// the trace, 4,096-byte token copies (one packet each), 30 ns of expert compute.
+fn moe_from_trace(dir: &std::path::Path) -> Scenario {
+    std::fs::write(dir.join("t.csv"), TRACE_8).unwrap();
+    let toml = "[topology]\nkind = \"fat_tree\"\nk = 4\n[workload]\nkind = \"moe\"\nfile = \"t.csv\"\ngpus_per_server = 2\nep_size = 8\nstep_delay_ns = 30.0\nmoe.bytes_per_token = 4096\n[report]\ntrace_hosts = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]\n";
+    weft::scenario::load_scenario_str(toml, "moe.toml", dir, &[]).unwrap()
+}
+
+#[test]
+fn moe_combine_waits_for_every_dispatch_to_its_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = moe_from_trace(dir.path());
+    let out = run(&s, 1, 1);
+    // 9 non-zero entries per group: 9 dispatch and 9 combine flows, two groups.
+    assert_eq!((out.flows_total, out.flows_incomplete), (36, 0));
+    assert_eq!(out.phase_names, ["dispatch", "combine"]);
+    let m = weft::model::Model::build(&s).unwrap();
+    let mut arrived = BTreeMap::new();
+    let mut started = BTreeMap::new();
+    for e in &out.metrics.flow_events {
+        let key = (flow_src(e.flow), flow_index(e.flow));
+        match e.kind {
+            FlowEventKind::Started => started.insert(key, e.time_ps),
+            _ => arrived.insert(key, e.time_ps),
+        };
+    }
+    for gpu in 0..16u32 {
+        let flows: Vec<_> = (0..m.workload.flows_of(gpu))
+            .map(|i| (i, m.workload.flow(gpu, i)))
+            .collect();
+        // The last dispatch data into this GPU.
+        let last_in = (0..16u32)
+            .flat_map(|src| (0..m.workload.flows_of(src)).map(move |i| (src, i)))
+            .filter(|&(src, i)| {
+                m.workload.phase_of(src, i) == Some(0) && m.workload.flow(src, i).dst == gpu
+            })
+            .map(|k| arrived[&k])
+            .max();
+        for (i, f) in flows {
+            match m.workload.phase_of(gpu, i) {
+                Some(0) => assert_eq!(started[&(gpu, i)], 0, "dispatch starts at once"),
+                _ => assert_eq!(
+                    started[&(gpu, i)],
+                    last_in.expect("a GPU that combines received dispatch data") + 30_000,
+                    "GPU {gpu} combine {i} to {}",
+                    f.dst
+                ),
+            }
+        }
+    }
+    let r = results(&s, 1, 1);
+    // 22 tokens per group and phase, 2 groups, 4,096 bytes each.
+    assert_eq!(r["phases"][0]["bytes"], 2 * 22 * 4096);
+    assert_eq!(r["phases"][1]["bytes"], 2 * 22 * 4096);
+}
+
+#[test]
+fn moe_phases_do_not_depend_on_threads_or_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut traced = moe_from_trace(dir.path());
+    traced.report.trace_hosts.clear();
+    let synthetic = {
+        let toml = "[topology]\nkind = \"fat_tree\"\nk = 4\n[workload]\nkind = \"moe\"\ngpus_per_server = 2\nep_size = 8\nmoe.experts = 16\nmoe.top_k = 4\nmoe.tokens_per_gpu = 64\nmoe.bytes_per_token = 2048\nmoe.eplb = true\n";
+        weft::scenario::load_scenario_str(toml, "moe.toml", dir.path(), &[]).unwrap()
+    };
+    for base in [traced, synthetic] {
+        for cc in [CcKind::None, CcKind::Dctcp] {
+            let mut s = base.clone();
+            s.host.cc = cc;
+            let reference = results(&s, 1, 1);
+            assert_eq!(reference["flows"]["incomplete"], 0, "{cc:?}");
+            assert!(reference["phases"][1]["bytes"].as_u64().unwrap() > 0);
+            for (threads, parts) in [(2, 4), (1, 5)] {
+                assert_eq!(
+                    results(&s, threads, parts),
+                    reference,
+                    "{cc:?} {threads} {parts}"
+                );
+            }
+        }
+    }
+}
+
+fn moe_toml(fields: &str) -> String {
+    format!("seed = 1\n[topology]\nkind = \"fat_tree\"\nk = 4\n[workload]\nkind = \"moe\"\ngpus_per_server = 2\n{fields}\n")
+}
+
+/// Runs `toml` in a folder holding `files` (name, contents).
+fn weft_run_with(toml: &str, files: &[(&str, &str)]) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    std::fs::write(dir.path().join("s.toml"), toml).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["run", "s.toml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_good_moe_scenario_runs() {
+    let (ok, err) = weft_run(&moe_toml(
+        "ep_size = 8\nmoe.experts = 16\nmoe.top_k = 2\nmoe.tokens_per_gpu = 32",
+    ));
+    assert!(ok, "{err}");
+}
+
+#[test]
+fn bad_moe_input_gets_one_line_naming_the_field_or_the_trace_line() {
+    for (fields, field) in [
+        (
+            "ep_size = 6\nmoe.tokens_per_gpu = 8\nmoe.experts = 12",
+            "workload.ep_size",
+        ),
+        ("ep_size = 2\nmoe.tokens_per_gpu = 8", "workload.ep_size"),
+        (
+            "gpus = 8\nep_size = 16\nmoe.tokens_per_gpu = 8",
+            "workload.ep_size",
+        ),
+        ("ep_size = 8", "workload.moe.tokens_per_gpu"),
+        (
+            "ep_size = 8\nmoe.tokens_per_gpu = 0",
+            "workload.moe.tokens_per_gpu",
+        ),
+        (
+            "ep_size = 8\nmoe.tokens_per_gpu = 8\nmoe.top_k = 0",
+            "workload.moe.top_k",
+        ),
+        (
+            "ep_size = 8\nmoe.tokens_per_gpu = 8\nmoe.top_k = 200",
+            "workload.moe.top_k",
+        ),
+        (
+            "ep_size = 8\nmoe.tokens_per_gpu = 8\nmoe.experts = 12",
+            "workload.moe.experts",
+        ),
+        (
+            "ep_size = 8\nmoe.tokens_per_gpu = 8\nmoe.imbalance = 0.5",
+            "workload.moe.imbalance",
+        ),
+        (
+            "ep_size = 8\nmoe.tokens_per_gpu = 8\nmoe.redundant_experts = 4",
+            "workload.moe.redundant_experts",
+        ),
+        (
+            "ep_size = 8\nmoe.tokens_per_gpu = 8\nmoe.bytes_per_token = 0",
+            "workload.moe.bytes_per_token",
+        ),
+        (
+            "ep_size = 8\nmoe.tokens_per_gpu = 8\nmoe.dispatch = \"ring\"",
+            "dispatch",
+        ),
+        (
+            "ep_size = 8\nmoe.tokens_per_gpu = 8\nmodel = \"llama3-8b\"",
+            "workload.model",
+        ),
+        ("ep_size = 8\nfile = \"missing.csv\"", "workload.file"),
+        (
+            "ep_size = 8\nfile = \"t.csv\"\nmoe.tokens_per_gpu = 8",
+            "workload.moe.tokens_per_gpu",
+        ),
+    ] {
+        assert_one_line_naming(&moe_toml(fields), field);
+    }
+    // Traces that disagree with the scenario: the file and line are named.
+    let bad_rows = TRACE_8.replace("0,0,0,2,0,0,0,0\n", "0,0,0,-2,0,0,0,0\n");
+    let short = TRACE_8.replace("0,0,0,2,0,0,0,0\n", "0,0,0,2,0,0,0\n");
+    for (trace, what) in [
+        (bad_rows.as_str(), "t.csv"),
+        (short.as_str(), "t.csv"),
+        (TRACE_8, "t.csv"), // 8 GPUs, but ep_size = 16
+    ] {
+        let ep = if trace == TRACE_8 { 16 } else { 8 };
+        let toml = moe_toml(&format!("ep_size = {ep}\nfile = \"t.csv\""));
+        let (ok, err) = weft_run_with(&toml, &[("t.csv", trace)]);
+        assert!(!ok, "accepted {what}");
+        let line = err.trim_end();
+        assert!(
+            !line.contains('\n') && line.contains(what) && !err.contains("panicked"),
+            "{err}"
+        );
+    }
+}

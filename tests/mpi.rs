@@ -497,7 +497,10 @@ fn assert_identical_across_ranks(toml: &str, phases: &[&str]) {
     for (i, phase) in phases.iter().enumerate() {
         assert_eq!(reference.0["phases"][i]["name"], *phase);
         let tag = format!("Tag=latency_ns.{phase},");
-        assert!(String::from_utf8_lossy(&reference.1).contains(&tag), "{tag}");
+        assert!(
+            String::from_utf8_lossy(&reference.1).contains(&tag),
+            "{tag}"
+        );
     }
     for (n, threads) in [(2, "1"), (3, "2")] {
         let name = format!("n{n}t{threads}");
@@ -520,5 +523,18 @@ fn fsdp2_rings_are_identical_for_any_ranks_and_threads() {
     assert_identical_across_ranks(
         "seed = 3\n[topology]\nk = 6\n[workload]\nkind = \"fsdp2\"\ngpus_per_server = 3\nplacement = \"random\"\nlayer_params = [221184, 110592]\nmode = \"ring\"\nstep_delay_ns = 20.0\n",
         &["layer_0", "layer_1"],
+    );
+}
+
+/// MoE dispatch then combine (synthetic routing with EPLB, two expert-parallel groups):
+/// both phases equal.
+#[test]
+fn moe_phases_are_identical_for_any_ranks_and_threads() {
+    if !mpi_available() {
+        return;
+    }
+    assert_identical_across_ranks(
+        "seed = 3\n[topology]\nk = 6\n[host]\ncc = \"dctcp\"\n[workload]\nkind = \"moe\"\ngpus_per_server = 3\ngpus = 36\nep_size = 18\nplacement = \"random\"\nstep_delay_ns = 40.0\nmoe.experts = 36\nmoe.top_k = 4\nmoe.tokens_per_gpu = 48\nmoe.bytes_per_token = 4096\nmoe.eplb = true\n",
+        &["dispatch", "combine"],
     );
 }

@@ -143,9 +143,7 @@ impl Workload {
             WorkloadKind::Ring => Workload::Ring(ring::Ring::build(s, num_hosts)?),
             WorkloadKind::Pairwise => Workload::Pairwise(pairwise::Pairwise::build(s, num_hosts)?),
             WorkloadKind::Fsdp2 => Workload::Ring(fsdp2::build(s, num_hosts)?),
-            WorkloadKind::Moe => {
-                anyhow::bail!("workload.kind: \"moe\" is being built (issue 9) and cannot run yet")
-            }
+            WorkloadKind::Moe => Workload::Moe(moe::build(s, num_hosts)?),
         })
     }
 

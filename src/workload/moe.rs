@@ -16,9 +16,127 @@
 //! trigger is local to the GPU, as the lookahead rule needs. Two phases: "dispatch" and
 //! "combine".
 
+use super::moe_trace::{self, Dispatch, GenParams, Trace};
 use super::placement::Placement;
 use super::{Flow, FlowId, Start};
 use crate::packet::{flow_id, flow_index, flow_src};
+use crate::scenario::{MoeDispatch, Scenario};
+use anyhow::{anyhow, Result};
+use rayon::prelude::*;
+
+/// The MoE workload of a validated scenario on `num_hosts` host ports: the trace file's
+/// matrix for every group, or one generated matrix per group (seeded by the group).
+pub fn build(s: &Scenario, num_hosts: u32) -> Result<Moe> {
+    let w = &s.workload;
+    let place =
+        Placement::build(s, num_hosts).map_err(|e| anyhow!("{}: {}", e.field, e.message))?;
+    let gpus = place.gpus();
+    let ep_size = w.ep_size.unwrap_or(gpus);
+    if gpus % ep_size != 0 {
+        return Err(anyhow!(
+            "workload.ep_size: {ep_size} does not divide the job's {gpus} GPUs"
+        ));
+    }
+    if w.moe.experts % ep_size != 0 {
+        return Err(anyhow!(
+            "workload.moe.experts: {} experts do not spread evenly over ep_size = {ep_size} GPUs",
+            w.moe.experts
+        ));
+    }
+    let groups = gpus / ep_size;
+    let traces: Vec<Trace> = match &w.file {
+        Some(file) => {
+            let path = s.base_dir.join(file);
+            let trace = moe_trace::read_csv(&path, ep_size)?;
+            check_servers(&trace, &path, w.gpus_per_server)?;
+            vec![trace]
+        }
+        None => (0..groups)
+            .into_par_iter()
+            .map(|g| moe_trace::generate(&gen_params(s, ep_size, g)).map_err(scenario_field))
+            .collect::<Result<Vec<_>>>()?,
+    };
+    let shared = traces.len() == 1;
+    let max_tokens = super::max_flow_bytes(s) / w.moe.bytes_per_token;
+    let mut nvlink_bytes: u64 = 0;
+    let mut matrices = Vec::with_capacity(traces.len());
+    for t in &traces {
+        if let Some(&big) = t.tokens.iter().find(|&&x| x > max_tokens) {
+            return Err(anyhow!(
+                "workload.moe.bytes_per_token: {big} tokens of {} bytes are more than 2^32 - 1 packets in one flow",
+                w.moe.bytes_per_token
+            ));
+        }
+        let copies = t.nvlink_token_copies * if shared { groups as u64 } else { 1 };
+        // Dispatch and combine both cross NVLink.
+        nvlink_bytes += 2 * copies * w.moe.bytes_per_token;
+        matrices.push(GroupMatrix::new(ep_size, &t.tokens));
+    }
+    let matrix_of_group = (0..groups).map(|g| if shared { 0 } else { g }).collect();
+    let traffic = Traffic {
+        ep_size,
+        matrices,
+        matrix_of_group,
+        bytes_per_token: w.moe.bytes_per_token,
+        delay_ps: (w.step_delay_ns * crate::time::PS_PER_NS as f64).round() as u64,
+        nvlink_bytes,
+    };
+    Ok(Moe::new(place, traffic, num_hosts))
+}
+
+/// The generator's parameters for group `group` of a validated scenario.
+fn gen_params(s: &Scenario, ep_size: u32, group: u32) -> GenParams {
+    let m = &s.workload.moe;
+    let tokens = m
+        .tokens_per_gpu
+        .expect("validated: tokens_per_gpu without a file");
+    let mut p = GenParams::new(ep_size, tokens);
+    p.gpus_per_server = s.workload.gpus_per_server;
+    p.experts = m.experts;
+    p.top_k = m.top_k;
+    p.imbalance = m.imbalance;
+    p.eplb = m.eplb;
+    p.dispatch = match m.dispatch {
+        MoeDispatch::Flat => Dispatch::Flat,
+        MoeDispatch::Hierarchical => Dispatch::Hierarchical,
+    };
+    p.seed = s.seed;
+    p.group = group;
+    if let Some(r) = m.redundant_experts {
+        p.redundant_experts = r;
+    }
+    p
+}
+
+/// A generator error names its parameter ("experts: ..."); the scenario's field is
+/// `workload.moe.experts` (or `workload.ep_size` for the group's GPUs).
+fn scenario_field(e: anyhow::Error) -> anyhow::Error {
+    let msg = e.to_string();
+    let renamed = match msg.split_once(": ") {
+        Some(("gpus", rest)) => format!("workload.ep_size: {rest}"),
+        Some(("gpus_per_server", rest)) => format!("workload.gpus_per_server: {rest}"),
+        Some((name, rest)) if !name.contains(' ') => format!("workload.moe.{name}: {rest}"),
+        _ => format!("workload.moe: {msg}"),
+    };
+    anyhow!(renamed)
+}
+
+/// A trace made by `weft moe-trace` records its servers' size in its `# params:` line; it
+/// must match the scenario's (the hierarchical traffic is only between equal local ranks).
+fn check_servers(t: &Trace, path: &std::path::Path, gpus_per_server: u32) -> Result<()> {
+    let recorded = t
+        .params_comment
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix("gpus_per_server="))
+        .and_then(|v| v.parse::<u32>().ok());
+    match recorded {
+        Some(g) if g != gpus_per_server => Err(anyhow!(
+            "{}: the trace was made for servers of {g} GPUs, the scenario's workload.gpus_per_server is {gpus_per_server}",
+            path.display()
+        )),
+        _ => Ok(()),
+    }
+}
 
 /// One group's sparse token matrix, in member indices.
 pub struct GroupMatrix {
