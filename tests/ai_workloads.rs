@@ -435,3 +435,33 @@ fn bad_moe_input_gets_one_line_naming_the_field_or_the_trace_line() {
         );
     }
 }
+
+/// A phase's lower bound counts the busiest host's wire time over all its flows in the
+/// phase, not only the longest flow: with hierarchical dispatch every GPU sends to 3 other
+/// servers, so its dispatch takes about 3 flows' time.
+#[test]
+fn moe_phase_bounds_count_the_busiest_hosts_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = "[topology]\nkind = \"fat_tree\"\nk = 4\n[workload]\nkind = \"moe\"\ngpus_per_server = 2\nep_size = 8\nmoe.experts = 16\nmoe.top_k = 4\nmoe.tokens_per_gpu = 512\nmoe.bytes_per_token = 4096\n";
+    let s = weft::scenario::load_scenario_str(toml, "moe.toml", dir.path(), &[]).unwrap();
+    let m = weft::model::Model::build(&s).unwrap();
+    let (mut busiest, mut longest) = (0u64, 0u64);
+    for h in 0..16 {
+        let sent: Vec<u64> = (0..m.workload.flows_of(h))
+            .filter(|&i| m.workload.phase_of(h, i) == Some(0))
+            .map(|i| m.workload.flow(h, i).bytes)
+            .collect();
+        busiest = busiest.max(sent.iter().sum());
+        longest = longest.max(sent.iter().copied().max().unwrap_or(0));
+    }
+    assert!(busiest > 2 * longest, "{busiest} vs {longest}");
+    let out = run(&s, 1, 1);
+    let wire_ps = m.fabric.link(0, 0).serialization_ps(busiest);
+    let bound = out.phase_lower_bounds_ps[0];
+    assert!(
+        bound >= wire_ps,
+        "dispatch bound {bound} ps < busiest host's {wire_ps} ps"
+    );
+    let r = results(&s, 1, 1);
+    assert!(r["phases"][0]["cct_ns"].as_f64().unwrap() * 1000.0 >= bound as f64);
+}

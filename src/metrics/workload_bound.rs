@@ -139,38 +139,60 @@ pub fn lower_bound_ps(s: &Scenario, b: &BoundInputs<'_>) -> u64 {
 /// path latency: everything a host sends or receives crosses its link after the first send,
 /// and the last of it still travels (or, received, first had to travel) at least that far.
 fn busiest_host_bound_ps(b: &BoundInputs<'_>) -> u64 {
+    busiest_host_bounds_ps(b, 1, |_, _| Some(0))[0]
+}
+
+/// [`busiest_host_bound_ps`] for each of `groups` groups of flows (flow `i` of host `h` is
+/// in group `group_of(h, i)`, or in none): a phase's flows, data and ACKs, all cross their
+/// hosts' links after the phase's first send.
+fn busiest_host_bounds_ps(
+    b: &BoundInputs<'_>,
+    groups: usize,
+    group_of: impl Fn(u32, u32) -> Option<usize>,
+) -> Vec<u64> {
     let f = b.fabric;
     let w = b.workload;
     let hosts = f.num_hosts as usize;
     if w.total_flows(f.num_hosts) > EXACT_FLOWS {
-        return 0; // the per-flow sample bounds such workloads
+        return vec![0; groups]; // the per-flow sample bounds such workloads
     }
-    let (mut tx, mut rx) = (vec![0u64; hosts], vec![0u64; hosts]);
-    let mut latency = u64::MAX;
+    let (mut tx, mut rx) = (vec![0u64; hosts * groups], vec![0u64; hosts * groups]);
+    let mut latency = vec![u64::MAX; groups];
     for h in 0..f.num_hosts {
         for i in 0..w.flows_of(h) {
+            let Some(g) = group_of(h, i) else {
+                continue;
+            };
             let fl = w.flow(h, i);
             let (data, acks) = b.wire_bytes(&fl);
-            tx[h as usize] += data;
-            rx[fl.dst as usize] += data;
-            tx[fl.dst as usize] += acks;
-            rx[h as usize] += acks;
+            let (src, dst) = (g * hosts + h as usize, g * hosts + fl.dst as usize);
+            tx[src] += data;
+            rx[dst] += data;
+            tx[dst] += acks;
+            rx[src] += acks;
             let path: u64 = f
                 .path(h, fl.dst)
                 .iter()
                 .map(|&(n, p)| f.link(n, p).latency_ps)
                 .sum();
-            latency = latency.min(path);
+            latency[g] = latency[g].min(path);
         }
     }
-    (0..f.num_hosts)
-        .map(|h| {
-            f.link(h, 0)
-                .serialization_ps(tx[h as usize].max(rx[h as usize]))
+    (0..groups)
+        .map(|g| match latency[g] {
+            u64::MAX => 0,
+            lat => {
+                let busiest = (0..hosts)
+                    .map(|h| {
+                        let bytes = tx[g * hosts + h].max(rx[g * hosts + h]);
+                        f.link(h as u32, 0).serialization_ps(bytes)
+                    })
+                    .max()
+                    .unwrap_or(0);
+                busiest + lat
+            }
         })
-        .max()
-        .unwrap_or(0)
-        + latency
+        .collect()
 }
 
 /// Each flow's earliest end relative to the first start: its earliest start plus its own
@@ -251,7 +273,9 @@ impl CriticalPath {
 }
 
 /// Each phase's duration lower bound (first send of the phase → its last ACK), in ps, in
-/// the order of `Workload::phase_names`.
+/// the order of `Workload::phase_names`: the larger of the critical path below and the
+/// busiest host's wire time for the phase's flows (its data and ACKs), plus the shortest
+/// path latency (all of it crosses the host's link after the phase began).
 ///
 /// The critical path within the phase: a flow starts no earlier than the phase's first
 /// send (all its flows send at or after it), and no earlier than the last byte of each of
@@ -282,7 +306,9 @@ pub fn phase_lower_bounds_ps(b: &BoundInputs<'_>) -> Vec<u64> {
             *acc = (*acc).max(end);
         }
     }
-    bounds
+    let phases = bounds.len();
+    let busiest = busiest_host_bounds_ps(b, phases, |h, i| w.phase_of(h, i).map(usize::from));
+    bounds.iter().zip(busiest).map(|(&a, b)| a.max(b)).collect()
 }
 
 /// Earliest starts of flows relative to their phase's first send (see
