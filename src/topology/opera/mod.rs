@@ -1,4 +1,4 @@
-//! Opera's schedule (NSDI 2020; docs/specs OPERA.md A.2–A.5): N racks (ToRs) with d hosts and
+//! Opera's schedule (NSDI 2020; the shared spec `specs/OPERA.md`, A.2–A.5): N racks (ToRs) with d hosts and
 //! u uplinks each, uplink b of every rack wired to rotor (circuit) switch b. Rotors cycle
 //! through matchings of the racks so that, over a cycle, every ordered rack pair is directly
 //! connected exactly once. Everything here is a pure function of [`OperaParams`] (seed and
@@ -24,8 +24,12 @@
 //! `topology.uplinks` if none is left. Then [`Opera::matching`] (rack → peer rack, the rack
 //! itself for its self-loop), [`Opera::reconfiguring`], [`Opera::peer_rack`] (None while the
 //! rotor is dark), [`Opera::paths`] (shortest paths as rotor sequences, at most `max_paths`),
-//! [`Opera::hops`], [`Opera::next_hops`]. [`Schedule::build`] gives the schedule of
-//! realization 0 without paths (any u, even when no superslice is connected).
+//! [`Opera::hops`], [`Opera::next_hops`]. Superslice arguments are taken modulo the cycle;
+//! rotors are uplink indices (the simulator's ToR port for rotor b will be d + b).
+//! [`Schedule::build`] gives the schedule of realization 0 without paths (any u, even when no
+//! superslice is connected). A scenario that gives the slice length instead of ε goes through
+//! [`Timing::from_slice`], whose errors name `topology.opera.reconfig_ns` (r ≥ slice) or
+//! `topology.opera.delta_ns`.
 //!
 //! Random streams: `rng::stream(seed, realization << 8 | part, Purpose::Opera)` with part 0
 //! for the base factorization, 1 for lifting and 2 for the assignment to rotors, so changing
