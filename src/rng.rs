@@ -30,6 +30,9 @@ pub enum Purpose {
     Moe = 10,
     /// Placing GPU servers on host slots (`workload.placement = "random"`, owner = 0).
     Placement = 11,
+    /// Opera's schedule: factorization, lifting and rotor assignment (owner =
+    /// realization << 8 | step, `topology/opera/mod.rs`).
+    Opera = 12,
 }
 
 pub(crate) fn splitmix64(mut x: u64) -> u64 {

@@ -23,6 +23,7 @@
 mod failures;
 mod fat_tree;
 mod leaf_spine;
+pub mod opera;
 
 pub use failures::contains;
 use failures::FailureRoutes;

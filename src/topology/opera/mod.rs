@@ -1,0 +1,336 @@
+//! Opera's schedule (NSDI 2020; the shared spec `specs/OPERA.md`, A.2–A.5): N racks (ToRs) with d hosts and
+//! u uplinks each, uplink b of every rack wired to rotor (circuit) switch b. Rotors cycle
+//! through matchings of the racks so that, over a cycle, every ordered rack pair is directly
+//! connected exactly once. Everything here is a pure function of [`OperaParams`] (seed and
+//! slice constants included): every rank builds the same schedule without messages. No
+//! simulator integration yet: `Fabric` does not use this module.
+//!
+//! One file per concept:
+//! - `factorize.rs`: N random involutions summing to J_N (all ones, diagonal included: each
+//!   rack's self-loop is an idle uplink): a random edge colouring of K_N, or with `lifting`
+//!   (N > 64) one of ≤ 64 racks lifted as the authors' generator (A.3 items 1–3);
+//! - `schedule.rs`: matchings assigned to rotors (N/u each, random cycle order) and the
+//!   staggered rotation: one rotor per group reconfigures per superslice (A.3 item 4, A.4);
+//! - `timing.rs`: ε, δ, r in ps; time → (cycle, superslice, sub-slice) in integers;
+//! - `paths.rs`: per superslice, shortest ToR paths over the rotors stable for the whole
+//!   superslice, stored as one hop-count byte per (superslice, src, dst).
+//!
+//! API: [`Opera::build`] validates the parameters ([`OperaParams::validate`], a
+//! [`FieldError`] naming the scenario field: `topology.racks`, `topology.hosts_per_rack`,
+//! `topology.uplinks`, `topology.opera.groups`, `topology.opera.epsilon_ns`,
+//! `topology.opera.realizations`, `topology.opera.max_paths`), draws `realizations`
+//! candidate schedules and keeps the best by (worst-case hops over all superslices, then total
+//! = mean hops); candidates with a disconnected superslice are discarded and an error names
+//! `topology.uplinks` if none is left. Then [`Opera::matching`] (rack → peer rack, the rack
+//! itself for its self-loop), [`Opera::reconfiguring`], [`Opera::peer_rack`] (None while the
+//! rotor is dark), [`Opera::paths`] (shortest paths as rotor sequences, at most `max_paths`),
+//! [`Opera::hops`], [`Opera::next_hops`]. Superslice arguments are taken modulo the cycle;
+//! rotors are uplink indices (the simulator's ToR port for rotor b will be d + b).
+//! [`Schedule::build`] gives the schedule of realization 0 without paths (any u, even when no
+//! superslice is connected). A scenario that gives the slice length instead of ε goes through
+//! [`Timing::from_slice`], whose errors name `topology.opera.reconfig_ns` (r ≥ slice) or
+//! `topology.opera.delta_ns`.
+//!
+//! Random streams: `rng::stream(seed, realization << 8 | part, Purpose::Opera)` with part 0
+//! for the base factorization, 1 for lifting and 2 for the assignment to rotors, so changing
+//! one step does not shift the draws of the others.
+
+mod factorize;
+mod paths;
+mod schedule;
+mod timing;
+
+#[cfg(test)]
+mod tests;
+
+pub use factorize::{lift_base, Factorization};
+pub use paths::{PathError, Paths};
+pub use schedule::Schedule;
+pub use timing::{
+    delta_ps, paper_delta_ps, SlicePos, SubSlice, Timing, PAPER_EPSILON_PS, PAPER_LINK_GBPS,
+    PAPER_MTU_BYTES, PAPER_RECONFIG_PS, PAPER_TOR_TO_TOR_PS,
+};
+
+use crate::rng::{stream, Purpose};
+use crate::scenario::FieldError;
+
+/// Largest hop table accepted (S · N² bytes): 2 GiB. Beyond it paths should be computed per
+/// superslice on demand instead (not done yet).
+const MAX_HOP_TABLE_BYTES: u128 = 1 << 31;
+
+/// Everything Opera's schedule depends on. Times in picoseconds (scenario fields in ns).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OperaParams {
+    /// N, the number of racks (ToRs).
+    pub racks: usize,
+    /// d, hosts per rack (not used by the schedule; validated for the fabric).
+    pub hosts_per_rack: usize,
+    /// u, uplinks per rack = rotor switches.
+    pub uplinks: usize,
+    /// G, rotor groups: one rotor per group reconfigures per superslice (1: the paper's k = 12).
+    pub groups: usize,
+    pub epsilon_ps: u64,
+    pub delta_ps: u64,
+    pub reconfig_ps: u64,
+    /// Candidate schedules drawn; the best by (worst-case hops, mean hops) is kept.
+    pub realizations: usize,
+    /// Most shortest paths listed per (superslice, src, dst) (NSDI's "5paths" file: 5).
+    pub max_paths: usize,
+    /// Build J_N's factorization by lifting a ≤ 64-rack one when N > 64 (the authors'
+    /// `MAIN.m`) instead of colouring J_N directly (the default; `factorize.rs` says why).
+    pub lifting: bool,
+    pub seed: u64,
+}
+
+impl Default for OperaParams {
+    /// The paper's 648-host configuration (k = 12): 108 racks × 6 hosts, 6 rotors, ε = 90 µs,
+    /// δ = 1.7 µs (500 ns + 1,500 B at 10 Gb/s), r = 10 µs.
+    fn default() -> OperaParams {
+        OperaParams {
+            racks: 108,
+            hosts_per_rack: 6,
+            uplinks: 6,
+            groups: 1,
+            epsilon_ps: PAPER_EPSILON_PS,
+            delta_ps: paper_delta_ps(),
+            reconfig_ps: PAPER_RECONFIG_PS,
+            realizations: 1,
+            max_paths: 5,
+            lifting: false,
+            seed: 0,
+        }
+    }
+}
+
+impl OperaParams {
+    /// The timing these constants give (validated).
+    pub fn timing(&self) -> Result<Timing, FieldError> {
+        Timing::new(
+            self.epsilon_ps,
+            self.delta_ps,
+            self.reconfig_ps,
+            self.racks / self.groups.max(1),
+        )
+    }
+
+    /// Checks every field; the error names the first wrong one.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        let bad = |field: &str, msg: String| Err(FieldError::new(field, msg));
+        if self.racks < 2 {
+            return bad(
+                "topology.racks",
+                format!("must be ≥ 2 (got {})", self.racks),
+            );
+        }
+        if self.racks > u32::MAX as usize {
+            return bad(
+                "topology.racks",
+                format!("must be < 2^32 (got {})", self.racks),
+            );
+        }
+        if self.hosts_per_rack == 0 {
+            return bad("topology.hosts_per_rack", "must be ≥ 1 (got 0)".into());
+        }
+        if self.uplinks < 2 || self.uplinks > u16::MAX as usize {
+            return bad(
+                "topology.uplinks",
+                format!(
+                    "must be in 2..=65535: one rotor reconfigures per slice, the others carry \
+                     low-latency paths (got {})",
+                    self.uplinks
+                ),
+            );
+        }
+        if self.racks % self.uplinks != 0 {
+            return bad(
+                "topology.racks",
+                format!(
+                    "{} racks cannot be factored over {} uplinks: each rotor needs N/u \
+                     matchings, so racks must be a multiple of topology.uplinks",
+                    self.racks, self.uplinks
+                ),
+            );
+        }
+        if self.groups == 0 || self.uplinks % self.groups != 0 || self.uplinks / self.groups < 2 {
+            return bad(
+                "topology.opera.groups",
+                format!(
+                    "must divide topology.uplinks = {} into groups of at least 2 rotors (one \
+                     reconfigures, one stays up; got {})",
+                    self.uplinks, self.groups
+                ),
+            );
+        }
+        self.timing()?;
+        if self.realizations == 0 {
+            return bad("topology.opera.realizations", "must be ≥ 1 (got 0)".into());
+        }
+        if self.max_paths == 0 {
+            return bad("topology.opera.max_paths", "must be ≥ 1 (got 0)".into());
+        }
+        let table = (self.racks / self.groups) as u128 * (self.racks as u128).pow(2);
+        if table > MAX_HOP_TABLE_BYTES {
+            return bad(
+                "topology.racks",
+                format!(
+                    "{} racks in {} groups need a {table}-byte hop table (S·N²), more than \
+                     the 2 GiB this version stores",
+                    self.racks, self.groups
+                ),
+            );
+        }
+        Ok(())
+    }
+}
+
+impl Schedule {
+    /// The schedule of realization 0, without paths.
+    pub fn build(p: &OperaParams) -> Result<Schedule, FieldError> {
+        p.validate()?;
+        realization(p, 0)
+    }
+}
+
+/// Candidate schedule number `index` (parameters validated).
+fn realization(p: &OperaParams, index: usize) -> Result<Schedule, FieldError> {
+    let owner = (index as u64) << 8;
+    let f = factorize::factorize(
+        p.racks,
+        p.lifting,
+        &mut stream(p.seed, owner, Purpose::Opera),
+        &mut stream(p.seed, owner | 1, Purpose::Opera),
+    );
+    // Cheap (N² bytes) and guards the invariant the rest relies on.
+    if let Err(e) = f.check() {
+        return Err(FieldError::new(
+            "topology.racks",
+            format!(
+                "internal error, please report: factorization of J_{} failed: {e}",
+                p.racks
+            ),
+        ));
+    }
+    Ok(Schedule::assign(
+        &f,
+        p.uplinks,
+        p.groups,
+        p.timing()?,
+        &mut stream(p.seed, owner | 2, Purpose::Opera),
+    ))
+}
+
+/// A built Opera schedule with its low-latency paths.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Opera {
+    params: OperaParams,
+    schedule: Schedule,
+    paths: Paths,
+    realization: usize,
+}
+
+impl Opera {
+    /// Validates `p`, draws its realizations and keeps the best (see the module doc).
+    pub fn build(p: &OperaParams) -> Result<Opera, FieldError> {
+        p.validate()?;
+        let mut best: Option<(Schedule, Paths, usize)> = None;
+        let mut first_error = None;
+        for r in 0..p.realizations {
+            let sched = realization(p, r)?;
+            match Paths::compute(&sched) {
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+                Ok(paths) => {
+                    let key = (paths.worst(), paths.total_hops());
+                    let better = match &best {
+                        None => true,
+                        Some((_, b, _)) => key < (b.worst(), b.total_hops()),
+                    };
+                    if better {
+                        best = Some((sched, paths, r));
+                    }
+                }
+            }
+        }
+        match best {
+            Some((schedule, paths, realization)) => Ok(Opera {
+                params: p.clone(),
+                schedule,
+                paths,
+                realization,
+            }),
+            None => Err(FieldError::new(
+                "topology.uplinks",
+                format!(
+                    "none of {} realization(s) has connected low-latency paths in every \
+                     superslice ({}); use more uplinks (or fewer groups)",
+                    p.realizations,
+                    first_error.map_or_else(String::new, |e| e.to_string())
+                ),
+            )),
+        }
+    }
+
+    pub fn params(&self) -> &OperaParams {
+        &self.params
+    }
+
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    pub fn hop_table(&self) -> &Paths {
+        &self.paths
+    }
+
+    /// Which candidate was kept (0-based).
+    pub fn realization(&self) -> usize {
+        self.realization
+    }
+
+    pub fn timing(&self) -> &Timing {
+        self.schedule.timing()
+    }
+
+    /// See [`Schedule::matching`].
+    pub fn matching(&self, rotor: usize, superslice: usize) -> &[u32] {
+        self.schedule.matching(rotor, superslice)
+    }
+
+    /// See [`Schedule::reconfiguring`].
+    pub fn reconfiguring(&self, superslice: usize) -> impl Iterator<Item = usize> + '_ {
+        self.schedule.reconfiguring(superslice)
+    }
+
+    /// See [`Schedule::peer_rack`].
+    pub fn peer_rack(&self, rack: usize, rotor: usize, time_ps: u64) -> Option<u32> {
+        self.schedule.peer_rack(rack, rotor, time_ps)
+    }
+
+    /// Shortest ToR-to-ToR hop count in `superslice`.
+    pub fn hops(&self, superslice: usize, src: usize, dst: usize) -> u8 {
+        self.paths.hops(superslice, src, dst)
+    }
+
+    /// Up to `max_paths` shortest paths (rotor sequences) in `superslice`; see
+    /// [`Paths::paths`].
+    pub fn paths(&self, superslice: usize, src: usize, dst: usize) -> Vec<Vec<u16>> {
+        self.paths
+            .paths(&self.schedule, superslice, src, dst, self.params.max_paths)
+    }
+
+    /// Next hops (rotor, rack) toward `dst` on shortest paths of `superslice`.
+    pub fn next_hops(
+        &self,
+        superslice: usize,
+        rack: usize,
+        dst: usize,
+    ) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.paths.next_hops(&self.schedule, superslice, rack, dst)
+    }
+
+    /// Bytes held on the heap (matchings and hop table).
+    pub fn heap_bytes(&self) -> usize {
+        self.schedule.heap_bytes() + self.paths.heap_bytes()
+    }
+}
