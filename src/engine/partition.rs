@@ -256,6 +256,9 @@ impl Partition {
 /// Returns the time of the next sample.
 fn sample_through(m: &Model, nodes: &[Node], mx: &mut Metrics, next: &mut u64, now_ps: u64) -> u64 {
     let series = mx.series.as_mut().expect("partitions record a series");
+    let stages = m.fabric.stage_names().len();
+    // Ports with empty queues, and their busy time, per stage: recorded at once.
+    let mut idle = vec![(0u64, 0u128); stages];
     while *next * series.interval_ps <= now_ps {
         let i = *next as usize;
         for node in nodes {
@@ -265,8 +268,17 @@ fn sample_through(m: &Model, nodes: &[Node], mx: &mut Metrics, next: &mut u64, n
             };
             for (p, port) in ports.iter().enumerate() {
                 let stage = m.fabric.stage(id, p as u16) as usize;
-                series.add_port(i, stage, port.queued_bytes, port.stats.busy_ps);
+                match port.queued_bytes {
+                    0 => {
+                        idle[stage].0 += 1;
+                        idle[stage].1 += port.stats.busy_ps as u128;
+                    }
+                    q => series.add_port(i, stage, q, port.stats.busy_ps),
+                }
             }
+        }
+        for (stage, (count, busy_ps)) in idle.iter_mut().enumerate() {
+            series.add_idle_ports(i, stage, std::mem::take(count), std::mem::take(busy_ps));
         }
         *next += 1;
     }

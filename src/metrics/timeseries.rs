@@ -70,6 +70,20 @@ impl Timeseries {
             .expect("a growing histogram records any value");
     }
 
+    /// Adds `count` ports of `stage` with empty queues, `busy_ps` their summed busy time, to
+    /// sample `i`: the same as `count` calls of [`Timeseries::add_port`] with 0 queued bytes
+    /// (most ports of a large fabric are idle at most instants; one histogram record for all).
+    pub fn add_idle_ports(&mut self, i: usize, stage: usize, count: u64, busy_ps: u128) {
+        if count == 0 {
+            return;
+        }
+        self.grow(i + 1);
+        self.busy_ps[i * self.stages + stage] += busy_ps;
+        self.occupancy[stage]
+            .record_n(0, count)
+            .expect("a growing histogram records any value");
+    }
+
     /// Records payload delivered at `now_ps`.
     #[inline]
     pub fn delivered(&mut self, now_ps: u64, bytes: u64) {
