@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{results, run};
+use common::{results, run, weft_run, weft_run_with};
 use std::collections::BTreeMap;
 use weft::metrics::FlowEventKind;
 use weft::packet::{flow_index, flow_src};
@@ -141,20 +141,6 @@ fn fsdp2_phases_do_not_depend_on_threads_or_partitions() {
 }
 
 // ---- Bad input: the real binary, one line naming the field. ----
-
-fn weft_run(toml: &str) -> (bool, String) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("s.toml"), toml).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args(["run", "s.toml"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn fsdp2_toml(fields: &str) -> String {
     format!("seed = 1\n[topology]\nkind = \"fat_tree\"\nk = 4\n[workload]\nkind = \"fsdp2\"\n{fields}\n")
@@ -331,24 +317,6 @@ fn moe_phases_do_not_depend_on_threads_or_partitions() {
 
 fn moe_toml(fields: &str) -> String {
     format!("seed = 1\n[topology]\nkind = \"fat_tree\"\nk = 4\n[workload]\nkind = \"moe\"\ngpus_per_server = 2\n{fields}\n")
-}
-
-/// Runs `toml` in a folder holding `files` (name, contents).
-fn weft_run_with(toml: &str, files: &[(&str, &str)]) -> (bool, String) {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        std::fs::write(dir.path().join(name), text).unwrap();
-    }
-    std::fs::write(dir.path().join("s.toml"), toml).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args(["run", "s.toml"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{results, run};
+use common::{results, run, weft_run, weft_run_with};
 use std::collections::BTreeMap;
 use weft::metrics::{FlowEvent, FlowEventKind};
 use weft::packet::{flow_index, flow_src};
@@ -399,20 +399,6 @@ fn all_to_all_v_sends_the_bytes_of_its_matrix() {
 
 // ---- Bad input: the real binary, one line naming the field. ----
 
-fn weft_run(toml: &str) -> (bool, String) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("s.toml"), toml).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args(["run", "s.toml"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 fn ring_toml(extra: &str) -> String {
     format!(
         "seed = 1\n[topology]\nkind = \"fat_tree\"\nk = 4\n[workload]\nkind = \"ring\"\nmessage_bytes = 65536\n{extra}\n"
@@ -476,20 +462,7 @@ fn a_good_pairwise_scenario_runs() {
 
 #[test]
 fn bad_pairwise_input_gets_one_line_naming_the_field_or_the_file_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let run_with = |toml: &str, csv: &str| {
-        std::fs::write(dir.path().join("m.csv"), csv).unwrap();
-        std::fs::write(dir.path().join("s.toml"), toml).unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
-            .args(["run", "s.toml"])
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let run_with = |toml: &str, csv: &str| weft_run_with(toml, &[("m.csv", csv)]);
     let v = "collective = \"all_to_all_v\"\nhosts = [0, 1, 2]\nfile = \"m.csv\"";
     for (extra, csv, want) in [
         ("", "", "workload.collective"),

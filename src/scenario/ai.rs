@@ -101,13 +101,6 @@ impl Scenario {
                 "only used with kind = \"permutation\""
             );
         }
-        if !(w.step_delay_ns >= 0.0 && w.step_delay_ns <= 1e12) {
-            bail_field!(
-                "workload.step_delay_ns",
-                "must be in [0, 10^12] ns (got {})",
-                w.step_delay_ns
-            );
-        }
         Ok(())
     }
 

@@ -371,6 +371,13 @@ impl Scenario {
             w.kind,
             WorkloadKind::Ring | WorkloadKind::Fsdp2 | WorkloadKind::Moe
         );
+        if delays && !(w.step_delay_ns >= 0.0 && w.step_delay_ns <= 1e12) {
+            bail_field!(
+                "workload.step_delay_ns",
+                "must be in [0, 10^12] ns (got {})",
+                w.step_delay_ns
+            );
+        }
         if !delays && w.step_delay_ns != 0.0 {
             bail_field!(
                 "workload.step_delay_ns",
@@ -437,13 +444,6 @@ impl Scenario {
         }
         if w.message_bytes == 0 {
             bail_field!("workload.message_bytes", "must be at least 1");
-        }
-        if !(w.step_delay_ns >= 0.0 && w.step_delay_ns <= 1e12) {
-            bail_field!(
-                "workload.step_delay_ns",
-                "must be in [0, 10^12] ns (got {})",
-                w.step_delay_ns
-            );
         }
         Ok(())
     }

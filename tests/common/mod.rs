@@ -63,3 +63,27 @@ pub fn assigned_and_subset_modes(s: &mut Scenario) {
     s.lb.valiant_intermediates = vec![nodes - 2, nodes - 1];
     s.validate().unwrap();
 }
+
+/// Runs the real binary (`weft run s.toml`) on scenario text `toml` in a fresh folder that
+/// also holds `files` (name, contents); returns whether it succeeded, and its stderr.
+pub fn weft_run_with(toml: &str, files: &[(&str, &str)]) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    std::fs::write(dir.path().join("s.toml"), toml).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["run", "s.toml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// [`weft_run_with`] without extra files.
+pub fn weft_run(toml: &str) -> (bool, String) {
+    weft_run_with(toml, &[])
+}
