@@ -150,7 +150,7 @@ fn write_structure(o: &mut String, st: &crate::workload::structure::Structure) {
     };
     let _ = writeln!(
         o,
-        "collective       {} phases, {} messages, {} packets, {:.3} GB; up to {} dependent messages per host{approx}",
+        "collective       {} phases, {} messages, {} packets, {:.3} GB; at most {} messages from one host{approx}",
         st.phases.len(),
         st.messages,
         st.packets,

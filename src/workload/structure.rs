@@ -23,8 +23,7 @@ pub struct PhaseStructure {
 #[derive(Clone, Debug, Default)]
 pub struct Structure {
     pub phases: Vec<PhaseStructure>,
-    /// The longest chain of dependent messages any host sends (its flow count, for
-    /// workloads with triggers).
+    /// The most messages one host sends (a ring: its chain of dependent steps).
     pub max_messages_per_host: u32,
     pub messages: u64,
     pub bytes: u64,
