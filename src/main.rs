@@ -75,6 +75,10 @@ enum Cmd {
         /// Output file.
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: PathBuf,
+        /// Balance partitions by measured events per node (`node_events.csv` from `weft run
+        /// --out`) instead of by ports.
+        #[arg(long, value_name = "FILE")]
+        weights: Option<PathBuf>,
     },
     /// Write a synthetic MoE routing trace (a CSV GPU × GPU token-count matrix of one EP group).
     MoeTrace {
@@ -280,15 +284,27 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             parts,
             ranks,
             output,
+            weights,
         } => {
             let s = load_scenario(&scenario, &sets)?;
             let m = Model::build(&s)?;
-            let plan = Plan::automatic(&m, parts, ranks)?;
+            let (plan, events_imbalance) = match &weights {
+                Some(path) => {
+                    let w = weft::engine::weights::read(path, m.fabric.num_nodes())?;
+                    let auto = Plan::automatic(&m, parts, ranks)?;
+                    let auto_imbalance = weft::engine::weights::event_imbalance(&auto, &w);
+                    println!("automatic plan: event imbalance {auto_imbalance:.3}");
+                    let (plan, imbalance) =
+                        weft::engine::weights::weighted_plan(&m, parts, ranks, &w)?;
+                    (plan, Some(imbalance))
+                }
+                None => (Plan::automatic(&m, parts, ranks)?, None),
+            };
             if root {
                 std::fs::write(&output, plan_file::to_text(&m, &plan))
                     .with_context(|| format!("-o {}: cannot write", output.display()))?;
                 println!(
-                    "wrote {}: {} partitions on {} ranks, lookahead {} ns, {} cut links, imbalance {:.3}",
+                    "wrote {}: {} partitions on {} ranks, lookahead {} ns, {} cut links, port imbalance {:.3}",
                     output.display(),
                     plan.parts,
                     plan.ranks,
@@ -296,6 +312,9 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                     plan.cut_links,
                     plan.imbalance()
                 );
+                if let Some(i) = events_imbalance {
+                    println!("expected event imbalance {i:.3} (busiest partition's events / mean)");
+                }
             }
             Ok(())
         }
@@ -410,6 +429,9 @@ fn write_outputs(
             std::fs::write(&path, weft::metrics::timeseries::cwnd_csv(&m.cwnd))
                 .with_context(|| format!("writing {}", path.display()))?;
         }
+        let path = dir.join("node_events.csv");
+        let csv = weft::engine::weights::to_csv(&output.node_events);
+        std::fs::write(&path, csv).with_context(|| format!("writing {}", path.display()))?;
         if !m.flow_events.is_empty() {
             let path = dir.join("flow_events.csv");
             let csv = weft::metrics::timeseries::flow_events_csv(&m.flow_events);

@@ -64,6 +64,8 @@ pub struct RunOutput {
     pub phase_names: Vec<String>,
     /// NVLink bytes that accompany the workload (GPU servers; reported, not simulated).
     pub nvlink_bytes: u64,
+    /// Events processed per node, by node id (`node_events.csv`).
+    pub node_events: Vec<u64>,
     pub phase_lower_bounds_ps: Vec<u64>,
     /// End of the statistics window (the last event), in ps.
     pub end_ps: u64,
@@ -124,6 +126,8 @@ struct RankReport {
     flow_events: Vec<crate::metrics::FlowEvent>,
     phases: Vec<crate::metrics::PhaseStats>,
     phase_latency_v2: Vec<Vec<u8>>,
+    /// (node, events) of this rank's nodes.
+    node_events: Vec<(u32, u64)>,
 }
 
 /// Hosts per partition the automatic choice aims at: smaller partitions keep each event
@@ -249,6 +253,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         flow_events: vec![],
         phases: vec![],
         phase_latency_v2: vec![],
+        node_events: vec![],
     };
     let mut metrics = Metrics::default();
     for (p, outbox) in partitions.iter_mut().zip(&outboxes) {
@@ -262,6 +267,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         report.acks_held += a;
         report.adverts_held += adv;
         report.incomplete += p.incomplete_flows();
+        report.node_events.extend(p.node_events());
     }
     report.counters = metrics.counters;
     report.series = metrics.series.take();
@@ -285,6 +291,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
     let (mut data_held, mut acks_held, mut incomplete, mut peak_rss) = (0, 0, 0, 0);
     let mut adverts_held = 0;
     let mut loop_stats = LoopStats::default();
+    let mut node_events = vec![0u64; m.fabric.num_nodes() as usize];
     for (rank, b) in all.iter().enumerate() {
         let (r, _): (RankReport, usize) =
             bincode::serde::decode_from_slice(b, bincode::config::standard())?;
@@ -308,6 +315,9 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         merged.merge_phase_latency(&phase_latency);
         for (acc, st) in stages.iter_mut().zip(&r.stages) {
             acc.merge(st);
+        }
+        for &(n, e) in &r.node_events {
+            node_events[n as usize] += e;
         }
         data_held += r.data_held;
         acks_held += r.acks_held;
@@ -373,6 +383,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         cct_lower_bound_ps: lower_bound_ps(s, &bound_inputs),
         phase_names: m.workload.phase_names().to_vec(),
         nvlink_bytes: m.workload.nvlink_bytes(),
+        node_events,
         phase_lower_bounds_ps: phase_lower_bounds_ps(&bound_inputs),
         metrics: merged,
         stages,

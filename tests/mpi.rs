@@ -490,6 +490,12 @@ fn assert_identical_across_ranks(toml: &str, phases: &[&str]) {
             String::from_utf8_lossy(&o.stderr)
         );
         assert_eq!(outputs(&dir.path().join(&name)), reference, "mpirun -n {n}");
+        let events = |d: &str| std::fs::read(dir.path().join(d).join("node_events.csv")).unwrap();
+        assert_eq!(
+            events(&name),
+            events("ref"),
+            "node_events.csv, mpirun -n {n}"
+        );
     }
 }
 

@@ -19,6 +19,7 @@ pub mod partition;
 pub mod plan;
 pub mod plan_file;
 pub mod queue;
+pub mod weights;
 
 use crate::model::Model;
 use crate::time::NEVER_PS;

@@ -44,6 +44,9 @@ pub struct Partition {
     next_sample: u64,
     /// Its time, `next_sample × interval` (compared on every event: no division there).
     next_sample_ps: u64,
+    /// Events processed per node, by index in `nodes` (the weights of balanced plans:
+    /// `node_events.csv`, `weft partition --weights`).
+    node_events: Vec<u64>,
 }
 
 /// Routes an event to the local queue or to the outbox of the link it crosses.
@@ -137,8 +140,10 @@ impl Partition {
             last_key: (0, 0),
             next_sample: 0,
             next_sample_ps: 0,
+            node_events: vec![],
         };
         let mut p = p;
+        p.node_events = vec![0; p.nodes.len()];
         let stages = m.fabric.stage_names().len();
         p.metrics.series = Some(crate::metrics::Timeseries::new(m.sample_ps, stages));
         (p, outbox)
@@ -154,6 +159,7 @@ impl Partition {
             last_key,
             next_sample,
             next_sample_ps,
+            node_events,
             ..
         } = self;
         let mut sink = Sink {
@@ -181,6 +187,7 @@ impl Partition {
             }
             sink.now_ps = ev.time_ps;
             let local = plan.node_local[ev.node() as usize] as usize;
+            node_events[local] += 1;
             dispatch(m, ev, &mut nodes[local], &mut sink, metrics);
         }
         metrics.counters.events += events;
@@ -191,6 +198,17 @@ impl Partition {
     pub fn finish_samples(&mut self, m: &Model, end_ps: u64) {
         let (nodes, metrics) = (&self.nodes, &mut self.metrics);
         self.next_sample_ps = sample_through(m, nodes, metrics, &mut self.next_sample, end_ps);
+    }
+
+    /// (node, events processed there) for each of this partition's nodes.
+    pub fn node_events(&self) -> impl Iterator<Item = (NodeId, u64)> + '_ {
+        self.nodes
+            .iter()
+            .zip(&self.node_events)
+            .map(|(n, &e)| match n {
+                Node::Host(h) => (h.id, e),
+                Node::Switch(s) => (s.id, e),
+            })
     }
 
     pub fn next_time_ps(&self) -> u64 {

@@ -8,20 +8,25 @@
 //! a completed flow that ignores it.
 
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
+/// Records live in a plain `Vec` (indexing on every packet stays a subtraction and a bounds
+/// check); released records are dropped from its front in batches, once they are at least
+/// half of it, so each record is moved at most once on average.
 #[derive(Serialize, Deserialize)]
 pub struct SentFlows<T> {
-    /// Index of the first record kept.
+    /// Flow index of `live[0]`.
     base: u32,
-    live: VecDeque<T>,
+    /// Records `live[..dead]` were released (kept until the next compaction).
+    dead: u32,
+    live: Vec<T>,
 }
 
 impl<T> Default for SentFlows<T> {
     fn default() -> Self {
         SentFlows {
             base: 0,
-            live: VecDeque::new(),
+            dead: 0,
+            live: Vec::new(),
         }
     }
 }
@@ -30,14 +35,14 @@ impl<T> SentFlows<T> {
     /// The record of flow `i`, if kept (started or a placeholder, and not released).
     #[inline]
     pub fn get_mut(&mut self, i: u32) -> Option<&mut T> {
-        let at = i.checked_sub(self.base)?;
-        self.live.get_mut(at as usize)
+        let at = i.checked_sub(self.base + self.dead)?;
+        self.live.get_mut((at + self.dead) as usize)
     }
 
     /// Whether flow `i`'s record was released (it completed).
     #[inline]
     pub fn released(&self, i: u32) -> bool {
-        i < self.base
+        i < self.base + self.dead
     }
 
     /// One past the highest index with a record (placeholders included).
@@ -48,13 +53,13 @@ impl<T> SentFlows<T> {
 
     /// Stores the record of flow `i`; indices between the end and `i` get `placeholder()`.
     pub fn insert(&mut self, i: u32, record: T, mut placeholder: impl FnMut() -> T) {
-        assert!(i >= self.base, "flow {i} started after it was released");
+        assert!(!self.released(i), "flow {i} started after it was released");
         let at = (i - self.base) as usize;
         while self.live.len() < at {
-            self.live.push_back(placeholder());
+            self.live.push(placeholder());
         }
         if at == self.live.len() {
-            self.live.push_back(record);
+            self.live.push(record);
         } else {
             self.live[at] = record;
         }
@@ -62,9 +67,13 @@ impl<T> SentFlows<T> {
 
     /// Drops records from the front while `done` holds for them.
     pub fn release_front_while(&mut self, mut done: impl FnMut(&T) -> bool) {
-        while self.live.front().is_some_and(&mut done) {
-            self.live.pop_front();
-            self.base += 1;
+        while self.live.get(self.dead as usize).is_some_and(&mut done) {
+            self.dead += 1;
+        }
+        if self.dead as usize * 2 >= self.live.len() && self.dead > 0 {
+            self.live.drain(..self.dead as usize);
+            self.base += self.dead;
+            self.dead = 0;
         }
     }
 }
@@ -73,7 +82,7 @@ impl<T> std::ops::Index<u32> for SentFlows<T> {
     type Output = T;
     #[inline]
     fn index(&self, i: u32) -> &T {
-        assert!(i >= self.base, "flow {i} was released");
+        assert!(!self.released(i), "flow {i} was released");
         &self.live[(i - self.base) as usize]
     }
 }
@@ -81,7 +90,7 @@ impl<T> std::ops::Index<u32> for SentFlows<T> {
 impl<T> std::ops::IndexMut<u32> for SentFlows<T> {
     #[inline]
     fn index_mut(&mut self, i: u32) -> &mut T {
-        assert!(i >= self.base, "flow {i} was released");
+        assert!(!self.released(i), "flow {i} was released");
         &mut self.live[(i - self.base) as usize]
     }
 }
