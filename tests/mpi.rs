@@ -523,3 +523,44 @@ fn moe_phases_are_identical_for_any_ranks_and_threads() {
         &["dispatch", "combine"],
     );
 }
+
+/// Four ranks on an uneven plan (balanced by measured events: most of the fabric on the
+/// ranks that hold little work), exchanging with neighbour ranks only: the same results and
+/// histograms as one process.
+#[test]
+fn an_uneven_weighted_plan_on_four_ranks_gives_the_same_results() {
+    if !mpi_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let s = d.join("s.toml");
+    std::fs::write(
+        &s,
+        "seed = 2\n[topology]\nk = 8\n[host]\ncc = \"dctcp\"\n[workload]\nkind = \"ring\"\nmessage_bytes = 262144\nhosts = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]\n",
+    )
+    .unwrap();
+    let s = s.to_str().unwrap();
+    let out = |name: &str| d.join(name).to_str().unwrap().to_string();
+    let o = standalone(&["run", s, "--out", &out("ref")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let reference = outputs(&d.join("ref"));
+    let weights = d.join("ref/node_events.csv");
+    let plan = out("w.plan");
+    let o = standalone(&[
+        "partition",
+        s,
+        "--parts",
+        "8",
+        "--ranks",
+        "4",
+        "--weights",
+        weights.to_str().unwrap(),
+        "-o",
+        &plan,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = mpirun(4, &["run", s, "--partition", &plan, "--out", &out("n4")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(outputs(&d.join("n4")), reference);
+}

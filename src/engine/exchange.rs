@@ -56,17 +56,22 @@ pub(super) fn exchange(e: &mut Engine<'_>) {
         .for_each(|o| o.iter_mut().for_each(Vec::clear));
 }
 
-/// Sends the lists bound for other ranks (one encoded batch per rank, encoded in parallel)
-/// and returns what arrived, sorted per local partition.
+/// Sends the lists bound for other ranks (one encoded batch per neighbour rank, encoded in
+/// parallel; ranks without a cut link to this one get nothing) and returns what arrived,
+/// sorted per local partition.
 fn receive_remote(e: &mut Engine<'_>) -> Vec<Vec<Event>> {
-    let ranks = e.comm.ranks() as usize;
     let plan = e.plan;
-    let mut to_rank: Vec<Vec<Event>> = vec![Vec::new(); ranks];
+    let neighbors = &e.neighbor_ranks;
+    let mut to_rank: Vec<Vec<Event>> = vec![Vec::new(); neighbors.len()];
     for (p, outbox) in e.parts.iter().zip(&e.outboxes) {
         for (slot, list) in outbox.iter().enumerate() {
             let dst = plan.out_neighbors[p.id as usize][slot];
             if e.local_index[dst as usize] == usize::MAX {
-                to_rank[plan.part_rank[dst as usize] as usize].extend_from_slice(list);
+                let rank = plan.part_rank[dst as usize];
+                let i = neighbors
+                    .binary_search(&rank)
+                    .expect("a cut link leads to a neighbour rank");
+                to_rank[i].extend_from_slice(list);
             }
         }
     }
@@ -87,7 +92,7 @@ fn receive_remote(e: &mut Engine<'_>) -> Vec<Vec<Event>> {
             .collect()
     });
     e.stats.remote_bytes += send.iter().map(|b| b.len() as u64).sum::<u64>();
-    let received = e.comm.all_to_all_bytes(&send);
+    let received = e.comm.neighbor_exchange_bytes(neighbors, &send);
     let decoded: Vec<Vec<Event>> = pool.install(|| {
         received
             .par_iter()

@@ -80,6 +80,9 @@ pub struct Engine<'a> {
     pub stats: LoopStats,
     /// Index in `parts` of each partition of the plan (`usize::MAX`: another rank's).
     local_index: Vec<usize>,
+    /// The other ranks whose partitions share cut links with this rank's, ascending: the
+    /// only ranks it exchanges events with.
+    neighbor_ranks: Vec<u32>,
 }
 
 impl<'a> Engine<'a> {
@@ -100,6 +103,7 @@ impl<'a> Engine<'a> {
             );
             local_index[p.id as usize] = i;
         }
+        let neighbor_ranks = neighbor_ranks(plan, comm.rank());
         let (parts, outboxes) = parts
             .into_iter()
             .map(|(p, o)| (CachePadded::new(p), o))
@@ -113,6 +117,7 @@ impl<'a> Engine<'a> {
             pool,
             stats: LoopStats::default(),
             local_index,
+            neighbor_ranks,
         }
     }
 
@@ -201,6 +206,25 @@ impl<'a> Engine<'a> {
     }
 }
 
+/// The ranks other than `rank` that run a partition sharing a cut link with one of `rank`'s
+/// (cut links come in both directions, so the relation is symmetric).
+fn neighbor_ranks(plan: &Plan, rank: u32) -> Vec<u32> {
+    let mut out = std::collections::BTreeSet::new();
+    for p in 0..plan.parts {
+        if plan.part_rank[p as usize] != rank {
+            continue;
+        }
+        for &q in &plan.out_neighbors[p as usize] {
+            out.insert(plan.part_rank[q as usize]);
+        }
+        for &(q, _) in &plan.in_neighbors[p as usize] {
+            out.insert(plan.part_rank[q as usize]);
+        }
+    }
+    out.remove(&rank);
+    out.into_iter().collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::comm::LocalComm;
@@ -209,6 +233,28 @@ mod tests {
     use super::*;
     use crate::lb::SwitchLb;
     use crate::scenario::Scenario;
+
+    /// Ranks exchange only with ranks their partitions share cut links with: with every core
+    /// switch on rank 0 and one pod per other rank (k = 4: pods reach each other only
+    /// through the cores), ranks 1-3 talk to rank 0 only.
+    #[test]
+    fn ranks_exchange_with_their_neighbours_only() {
+        let m = model();
+        let f = &m.fabric;
+        // Nodes: 16 hosts, then per pod 2 edge and 2 aggregation switches, then 4 cores.
+        let node_part: Vec<u32> = (0..f.num_nodes())
+            .map(|n| f.group_of(n, false).map_or(0, |pod| pod))
+            .collect();
+        assert_eq!(node_part.iter().filter(|&&p| p == 0).count(), 4 + 4 + 4);
+        let plan = Plan::from_assignment(&m, node_part, vec![0, 1, 2, 3]).unwrap();
+        assert_eq!(neighbor_ranks(&plan, 0), [1, 2, 3]);
+        for r in 1..4 {
+            assert_eq!(neighbor_ranks(&plan, r), [0], "rank {r}");
+        }
+        // The automatic plan spreads the cores: every pod meets every other rank.
+        let auto = Plan::automatic(&m, 4, 4).unwrap();
+        assert_eq!(neighbor_ranks(&auto, 2), [0, 1, 3]);
+    }
 
     /// A k = 4 fat tree, a 30 KB permutation.
     fn model() -> Model {

@@ -84,6 +84,44 @@ impl Comm for MpiComm {
             .map(|(&d, &c)| recv[d as usize..(d + c) as usize].to_vec())
             .collect()
     }
+    fn neighbor_exchange_bytes(&self, neighbors: &[u32], send: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        assert_eq!(neighbors.len(), send.len());
+        // One message per neighbour and window, even an empty one, so each receive below is
+        // matched by exactly one send; MPI keeps messages between two ranks in order. A
+        // leading byte keeps every buffer non-empty (and distinct).
+        let framed: Vec<Vec<u8>> = send
+            .iter()
+            .map(|b| {
+                let mut f = Vec::with_capacity(b.len() + 1);
+                f.push(0u8);
+                f.extend_from_slice(b);
+                f
+            })
+            .collect();
+        mpi::request::scope(|scope| {
+            let requests: Vec<_> = neighbors
+                .iter()
+                .zip(&framed)
+                .map(|(&r, f)| {
+                    self.world
+                        .process_at_rank(r as Rank)
+                        .immediate_send(scope, &f[..])
+                })
+                .collect();
+            let received = neighbors
+                .iter()
+                .map(|&r| {
+                    let (mut b, _) = self.world.process_at_rank(r as Rank).receive_vec::<u8>();
+                    b.remove(0);
+                    b
+                })
+                .collect();
+            for r in requests {
+                r.wait();
+            }
+            received
+        })
+    }
     fn gather_bytes(&self, mine: &[u8]) -> Option<Vec<Vec<u8>>> {
         let root = self.world.process_at_rank(0 as Rank);
         let len = count(mine.len());
