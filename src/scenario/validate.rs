@@ -300,7 +300,7 @@ impl Scenario {
             }
             WorkloadKind::Permutation | WorkloadKind::AllToAll | WorkloadKind::Shuffle => {
                 if let Some(d) = w.stagger_us {
-                    if !(d >= 0.0 && d <= 1e9) {
+                    if !(0.0..=1e9).contains(&d) {
                         bail_field!("workload.stagger_us", "must be in [0, 10^9] µs (got {d})");
                     }
                 }

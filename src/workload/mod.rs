@@ -1,7 +1,8 @@
 //! Workloads: which flows each host sends. Flows are generated where their host lives, on
 //! demand: a host asks for its `i`-th flow and gets it computed (permutation, all-to-all,
-//! continuous load) or
-//! read from a per-host table (connection matrices). Nothing of size O(flows) is built for
+//! continuous load, shuffle) or
+//! read from a per-host table (connection matrices; Poisson arrivals, whose i-th start is a
+//! sum of i random gaps, drawn once at build time: O(flows of the run)). Nothing of size O(flows) is built for
 //! generated workloads, so an all-to-all on 65,536 hosts (4.3 × 10⁹ flows) costs only the
 //! state of the flows actually running.
 //!
