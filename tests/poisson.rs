@@ -158,3 +158,32 @@ fn shuffle_sends_to_every_host_of_other_racks_and_staggers_deterministically() {
     assert_eq!(r["flows"]["completed"], 224);
     assert_eq!(results(&s, 2, 5), r);
 }
+
+#[test]
+fn on_a_leaf_spine_flows_cross_leaves_and_the_shuffle_counts_hosts_per_leaf() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = poisson(dir.path(), 0.5, 200.0);
+    s.topology.kind = TopologyKind::LeafSpine;
+    s.topology.k = 8;
+    s.validate().unwrap();
+    let f = Fabric::build(&s);
+    let hosts = f.num_hosts;
+    let rack = racks(&f);
+    let per_rack = rack.iter().filter(|&&r| r == rack[0]).count() as u64;
+    assert!(per_rack >= 2 && (per_rack as u32) < hosts);
+    let w = Workload::build(&s, &f).unwrap();
+    assert!(w.total_flows(hosts) > 0);
+    for h in 0..hosts {
+        for i in 0..w.flows_of(h) {
+            assert_ne!(rack[w.flow(h, i).dst as usize], rack[h as usize]);
+        }
+    }
+    s.workload.kind = WorkloadKind::Shuffle;
+    s.workload.size_cdf = None;
+    s.workload.load = None;
+    s.workload.duration_us = None;
+    s.validate().unwrap();
+    let w = Workload::build(&s, &f).unwrap();
+    let h = hosts as u64;
+    assert_eq!(w.total_flows(hosts), h * (h - per_rack));
+}
