@@ -84,6 +84,8 @@ pub struct Model {
     pub sample_ps: u64,
     /// Hosts whose flows' windows are traced.
     pub trace_hosts: Vec<u32>,
+    /// Upper edges of the FCT size bins, in bytes (`report.fct_bins_bytes`; empty: off).
+    pub fct_bins_bytes: Vec<u64>,
     /// With failed links: the max-concurrent-flow rate of the instance (`metrics::rho_max`).
     pub rho_max: Option<RhoMax>,
 }
@@ -149,6 +151,7 @@ impl Model {
             loss_switches: s.switch.loss_switches.clone(),
             sample_ps: ((s.report.timeseries_us * PS_PER_US as f64).round() as u64).max(1),
             trace_hosts: s.report.trace_hosts.clone(),
+            fct_bins_bytes: s.report.fct_bins_bytes.iter().map(|&b| b as u64).collect(),
             network_rtt_ps: Model::network_rtt_ps(s, &fabric),
             line_rate_bps: fabric.link(0, 0).rate.bps,
             forwarding_ps: (s.switch.forwarding_latency_ns * PS_PER_NS as f64).round() as u64,

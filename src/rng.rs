@@ -33,6 +33,11 @@ pub enum Purpose {
     /// Opera's schedule: factorization, lifting and rotor assignment (owner =
     /// realization << 8 | step, `topology/opera/mod.rs`).
     Opera = 12,
+    /// Poisson flow arrivals (`workload/poisson.rs`): a host's gaps, destinations and sizes
+    /// (owner = the host).
+    Poisson = 13,
+    /// Start times of a staggered shuffle (`workload/shuffle.rs`, owner = the flow id).
+    Shuffle = 14,
 }
 
 pub(crate) fn splitmix64(mut x: u64) -> u64 {

@@ -62,6 +62,9 @@ pub struct RunOutput {
     /// The workload's phases (collectives), in order: names and duration lower bounds; their
     /// measurements are `metrics.phases` (possibly shorter: a phase nothing sent).
     pub phase_names: Vec<String>,
+    /// Upper edges of the FCT size bins (`report.fct_bins_bytes`); their histograms are
+    /// `metrics.fct_by_size_ns` (possibly shorter: bins no flow reached).
+    pub fct_bins_bytes: Vec<u64>,
     /// NVLink bytes that accompany the workload (GPU servers; reported, not simulated).
     pub nvlink_bytes: u64,
     /// Events processed per node, by node id (`node_events.csv`).
@@ -128,6 +131,7 @@ struct RankReport {
     phase_latency_v2: Vec<Vec<u8>>,
     /// (node, events) of this rank's nodes.
     node_events: Vec<(u32, u64)>,
+    fct_by_size_v2: Vec<Vec<u8>>,
 }
 
 /// Hosts per partition the automatic choice aims at: smaller partitions keep each event
@@ -254,6 +258,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         phases: vec![],
         phase_latency_v2: vec![],
         node_events: vec![],
+        fct_by_size_v2: vec![],
     };
     let mut metrics = Metrics::default();
     for (p, outbox) in partitions.iter_mut().zip(&outboxes) {
@@ -276,6 +281,11 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
     report.phases = std::mem::take(&mut metrics.phases);
     report.phase_latency_v2 = metrics
         .phase_latency_ns
+        .iter()
+        .map(histogram_wire::encode)
+        .collect();
+    report.fct_by_size_v2 = metrics
+        .fct_by_size_ns
         .iter()
         .map(histogram_wire::encode)
         .collect();
@@ -313,6 +323,12 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
             .map(|b| histogram_wire::decode(b))
             .collect();
         merged.merge_phase_latency(&phase_latency);
+        let by_size: Vec<_> = r
+            .fct_by_size_v2
+            .iter()
+            .map(|b| histogram_wire::decode(b))
+            .collect();
+        crate::metrics::merge_indexed(&mut merged.fct_by_size_ns, &by_size);
         for (acc, st) in stages.iter_mut().zip(&r.stages) {
             acc.merge(st);
         }
@@ -382,6 +398,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
     Ok(Some(RunOutput {
         cct_lower_bound_ps: lower_bound_ps(s, &bound_inputs),
         phase_names: m.workload.phase_names().to_vec(),
+        fct_bins_bytes: m.fct_bins_bytes.clone(),
         nvlink_bytes: m.workload.nvlink_bytes(),
         node_events,
         phase_lower_bounds_ps: phase_lower_bounds_ps(&bound_inputs),

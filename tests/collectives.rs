@@ -273,6 +273,14 @@ fn latency_hlog_has_one_tagged_histogram_per_phase() {
             );
         }
     }
+    // The FCT size bins (default `report.fct_bins_bytes`) add up to the FCTs.
+    let binned: u64 = counts
+        .iter()
+        .filter(|(t, _)| t.starts_with("fct_ns.bin_"))
+        .map(|(_, &n)| n)
+        .sum();
+    assert_eq!(binned, counts["fct_ns"]);
+    counts.retain(|t, _| !t.starts_with("fct_ns.bin_"));
     let tags: Vec<&str> = counts.keys().map(|t| t.as_str()).collect();
     assert_eq!(
         tags,

@@ -3,6 +3,7 @@
 //! the fabric was partitioned. Floats appear only in the report.
 
 pub mod bound;
+pub mod fct_bins;
 pub mod histogram_wire;
 pub mod phases;
 mod port_stats;
@@ -127,6 +128,27 @@ pub fn record_ns(h: &mut Histogram<u64>, ns: u64) {
         .expect("a growing histogram records any clamped value");
 }
 
+/// Records `ns` in histogram `i` of a partition's list (FCT by size bin), growing the list
+/// with growing histograms.
+#[inline]
+pub fn record_indexed_ns(hists: &mut Vec<Histogram<u64>>, i: usize, ns: u64) {
+    if hists.len() <= i {
+        hists.resize_with(i + 1, new_recording_histogram);
+    }
+    record_ns(&mut hists[i], ns);
+}
+
+/// Adds histograms `o` into the list `acc` entry by entry, growing it with fixed-bound
+/// histograms (merged results).
+pub fn merge_indexed(acc: &mut Vec<Histogram<u64>>, o: &[Histogram<u64>]) {
+    if acc.len() < o.len() {
+        acc.resize_with(o.len(), new_histogram);
+    }
+    for (a, h) in acc.iter_mut().zip(o) {
+        a.add(h).expect("auto-resizing histograms always merge");
+    }
+}
+
 /// Records `ns` in phase `phase`'s histogram of a partition's per-phase list, growing the
 /// list with growing histograms.
 #[inline]
@@ -159,6 +181,9 @@ pub struct Metrics {
     /// `phases` (grown on first use).
     #[serde(with = "histogram_wire::serde_v2_vec")]
     pub phase_latency_ns: Vec<Histogram<u64>>,
+    /// FCT of completed flows by size bin (`fct_bins.rs`), in ns, grown on first use.
+    #[serde(with = "histogram_wire::serde_v2_vec")]
+    pub fct_by_size_ns: Vec<Histogram<u64>>,
 }
 
 impl Default for Metrics {
@@ -172,6 +197,7 @@ impl Default for Metrics {
             flow_events: Vec::new(),
             phases: Vec::new(),
             phase_latency_ns: Vec::new(),
+            fct_by_size_ns: Vec::new(),
         }
     }
 }
@@ -188,6 +214,7 @@ impl Metrics {
             flow_events: Vec::new(),
             phases: Vec::new(),
             phase_latency_ns: Vec::new(),
+            fct_by_size_ns: Vec::new(),
         }
     }
 
@@ -203,17 +230,13 @@ impl Metrics {
         self.merge_flow_events(&o.flow_events);
         phases::merge(&mut self.phases, &o.phases);
         self.merge_phase_latency(&o.phase_latency_ns);
+        merge_indexed(&mut self.fct_by_size_ns, &o.fct_by_size_ns);
     }
 
     /// Adds per-phase latency histograms into this (merged) `Metrics`, growing it with
     /// fixed-bound histograms.
     pub fn merge_phase_latency(&mut self, o: &[Histogram<u64>]) {
-        if self.phase_latency_ns.len() < o.len() {
-            self.phase_latency_ns.resize_with(o.len(), new_histogram);
-        }
-        for (acc, h) in self.phase_latency_ns.iter_mut().zip(o) {
-            acc.add(h).expect("auto-resizing histograms always merge");
-        }
+        merge_indexed(&mut self.phase_latency_ns, o);
     }
 
     /// Merges flow events (kept in time order).

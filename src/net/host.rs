@@ -11,7 +11,9 @@ use super::nic::{Nic, Pick};
 use super::sent_flows::SentFlows;
 use super::triggers::Triggers;
 use crate::lb::{Feedback, FlowPath, SubflowLoads};
-use crate::metrics::{phases, record_ns, record_phase_ns, CwndPoint, FlowEvent, Metrics};
+use crate::metrics::{
+    fct_bins, phases, record_indexed_ns, record_ns, record_phase_ns, CwndPoint, FlowEvent, Metrics,
+};
 use crate::model::Model;
 use crate::packet::{flags, FlowId, Packet, PacketKind};
 use crate::rng::{stream, Purpose};
@@ -409,7 +411,12 @@ impl Host {
                 Start::At(t) => t,
                 Start::After { .. } => self.triggers.completed(i).expect("started on a trigger"),
             };
-            record_ns(&mut mx.fct_ns, (now_ps - start) / PS_PER_NS);
+            let fct_ns = (now_ps - start) / PS_PER_NS;
+            record_ns(&mut mx.fct_ns, fct_ns);
+            if !m.fct_bins_bytes.is_empty() {
+                let bin = fct_bins::bin_of(&m.fct_bins_bytes, flow.bytes);
+                record_indexed_ns(&mut mx.fct_by_size_ns, bin, fct_ns);
+            }
             c.flows_completed += 1;
             c.last_ack_ps = c.last_ack_ps.max(now_ps);
             if let Some(phase) = m.workload.phase_of(self.id, i) {

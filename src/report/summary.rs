@@ -124,6 +124,7 @@ impl Summary {
             "latency_ns": Percentiles::of(&o.metrics.latency_ns),
             "fct_ns": Percentiles::of(&o.metrics.fct_ns),
             "phases": phases_json(o),
+            "fct_by_size": fct_by_size_json(o),
             "nvlink_bytes": o.nvlink_bytes,
         });
         let ls = &o.loop_stats;
@@ -224,6 +225,28 @@ impl Summary {
         );
         s
     }
+}
+
+/// `results.fct_by_size`: per FCT size bin, its upper edge (`max_bytes`, null for the
+/// overflow bin), completed flows and FCT percentiles in ns (`metrics/fct_bins.rs`).
+fn fct_by_size_json(o: &RunOutput) -> Value {
+    let empty = crate::metrics::new_histogram();
+    let bins = crate::metrics::fct_bins::bins(&o.fct_bins_bytes);
+    Value::Array(
+        (0..bins)
+            .map(|i| {
+                let p = Percentiles::of(o.metrics.fct_by_size_ns.get(i).unwrap_or(&empty));
+                json!({
+                    "max_bytes": o.fct_bins_bytes.get(i),
+                    "count": p.count,
+                    "p50": p.p50,
+                    "p99": p.p99,
+                    "p999": p.p999,
+                    "max": p.max,
+                })
+            })
+            .collect(),
+    )
 }
 
 /// `results.phases`: per phase of a collective, its first send, last ACK, duration (null

@@ -66,6 +66,18 @@ pub fn load_scenario_str(
 /// contents are checked when the workload is built, which names the file and line).
 fn check_matrix_file(s: &Scenario) -> std::result::Result<(), FieldError> {
     let w = &s.workload;
+    if let (WorkloadKind::Poisson, Some(file)) = (w.kind, &w.size_cdf) {
+        let path = s.base_dir.join(file);
+        let problem = match std::fs::metadata(&path) {
+            Err(e) => format!("cannot read: {e}"),
+            Ok(m) if !m.is_file() => "not a file".to_string(),
+            Ok(_) => return Ok(()),
+        };
+        return Err(FieldError::new(
+            "workload.size_cdf",
+            format!("{}: {problem}", path.display()),
+        ));
+    }
     let has_file = matches!(
         w.kind,
         WorkloadKind::Matrix | WorkloadKind::Pairwise | WorkloadKind::Moe

@@ -817,6 +817,12 @@ pub enum WorkloadKind {
     /// Back-to-back messages to random hosts of other pods/leaves at `load` for
     /// `duration_us` (the PSP paper's set-up).
     Continuous,
+    /// Poisson flow arrivals at `load` for `duration_us`, sizes from the `size_cdf` file, to
+    /// hosts of other racks (OPERA.md §A.6, `workload/poisson.rs`).
+    Poisson,
+    /// Every host sends `message_bytes` to every host of other racks, at 0 or staggered over
+    /// `stagger_us` (`workload/shuffle.rs`).
+    Shuffle,
     /// A ring collective (`collective`) over `hosts`: every step waits for the previous
     /// step's chunk from the previous rank.
     Ring,
@@ -957,10 +963,16 @@ pub struct WorkloadConfig {
     /// (leaf-spine), as the Ofan paper's link-overload figure.
     pub inter_pod: bool,
     /// Continuous: offered load as a fraction of the host's line rate, in (0, 1]
-    /// (unset: 1).
+    /// (unset: 1); poisson: the fraction of aggregate host link bandwidth the flows' payload
+    /// offers, in (0, 1] (required).
     pub load: Option<f64>,
-    /// Continuous: how long hosts keep starting messages, in µs (required).
+    /// Continuous and poisson: how long hosts keep starting messages, in µs (required).
     pub duration_us: Option<f64>,
+    /// Poisson: the flow-size CDF file (`bytes,cdf` lines), relative to the scenario file's
+    /// folder (required).
+    pub size_cdf: Option<PathBuf>,
+    /// Shuffle: flows start uniformly over this many µs (unset or 0: all at time 0).
+    pub stagger_us: Option<f64>,
     /// Background flows pinned to an explicit path at a fixed rate (the PSP paper's
     /// "200 Gb/s on tor15-spine8-tor10"), sent besides the workload.
     pub background: Vec<BackgroundFlow>,
@@ -1027,6 +1039,8 @@ impl Default for WorkloadConfig {
             inter_pod: false,
             load: None,
             duration_us: None,
+            size_cdf: None,
+            stagger_us: None,
             background: Vec::new(),
             collective: Collective::AllReduce,
             hosts: None,
@@ -1055,6 +1069,10 @@ pub struct ReportConfig {
     pub timeseries_us: f64,
     /// Hosts whose flows' windows are traced in `cwnd.csv` (after every ACK).
     pub trace_hosts: Vec<u32>,
+    /// Upper edges of the flow-size bins of `results.fct_by_size` and the `fct_ns.bin_*`
+    /// histograms, in bytes, increasing (default 10^4, 10^5, 10^6, 10^7, 10^8; an overflow
+    /// bin follows the last; empty: off).
+    pub fct_bins_bytes: Vec<f64>,
 }
 
 impl Default for ReportConfig {
@@ -1062,6 +1080,7 @@ impl Default for ReportConfig {
         ReportConfig {
             timeseries_us: 1.0,
             trace_hosts: Vec::new(),
+            fct_bins_bytes: crate::metrics::fct_bins::DEFAULT_EDGES_BYTES.to_vec(),
         }
     }
 }

@@ -271,25 +271,39 @@ impl Scenario {
                 bail_field!(field("path"), "must list the switches from src's to dst's");
             }
         }
-        if w.kind != WorkloadKind::Continuous {
+        if !matches!(w.kind, WorkloadKind::Continuous | WorkloadKind::Poisson) {
             if w.load.is_some() {
-                bail_field!("workload.load", "only used with kind = \"continuous\"");
+                bail_field!(
+                    "workload.load",
+                    "only used with kind = \"continuous\" or \"poisson\""
+                );
             }
             if w.duration_us.is_some() {
                 bail_field!(
                     "workload.duration_us",
-                    "only used with kind = \"continuous\""
+                    "only used with kind = \"continuous\" or \"poisson\""
                 );
             }
         }
+        if w.kind != WorkloadKind::Poisson && w.size_cdf.is_some() {
+            bail_field!("workload.size_cdf", "only used with kind = \"poisson\"");
+        }
+        if w.kind != WorkloadKind::Shuffle && w.stagger_us.is_some() {
+            bail_field!("workload.stagger_us", "only used with kind = \"shuffle\"");
+        }
         match w.kind {
-            WorkloadKind::AllToAll if w.inter_pod => {
+            WorkloadKind::AllToAll | WorkloadKind::Shuffle if w.inter_pod => {
                 bail_field!(
                     "workload.inter_pod",
                     "only used with kind = \"permutation\""
                 );
             }
-            WorkloadKind::Permutation | WorkloadKind::AllToAll => {
+            WorkloadKind::Permutation | WorkloadKind::AllToAll | WorkloadKind::Shuffle => {
+                if let Some(d) = w.stagger_us {
+                    if !(0.0..=1e9).contains(&d) {
+                        bail_field!("workload.stagger_us", "must be in [0, 10^9] µs (got {d})");
+                    }
+                }
                 if w.message_bytes == 0 {
                     bail_field!("workload.message_bytes", "must be at least 1");
                 }
@@ -336,6 +350,36 @@ impl Scenario {
                         "workload.file"
                     };
                     bail_field!(field, "not used with kind = \"continuous\"");
+                }
+            }
+            WorkloadKind::Poisson => {
+                match w.load {
+                    None => bail_field!("workload.load", "required with kind = \"poisson\""),
+                    Some(load) if !(load > 0.0 && load <= 1.0) => {
+                        bail_field!("workload.load", "must be in (0, 1] (got {load})")
+                    }
+                    Some(_) => {}
+                }
+                match w.duration_us {
+                    None => bail_field!("workload.duration_us", "required with kind = \"poisson\""),
+                    Some(d) if !(d > 0.0 && d <= 1e9) => {
+                        bail_field!("workload.duration_us", "must be in (0, 10^9] µs (got {d})")
+                    }
+                    Some(_) => {}
+                }
+                if w.size_cdf.is_none() {
+                    bail_field!(
+                        "workload.size_cdf",
+                        "required with kind = \"poisson\" (a `bytes,cdf` file)"
+                    );
+                }
+                if w.file.is_some() || w.inter_pod {
+                    let field = if w.inter_pod {
+                        "workload.inter_pod"
+                    } else {
+                        "workload.file"
+                    };
+                    bail_field!(field, "not used with kind = \"poisson\"");
                 }
             }
             WorkloadKind::Matrix if w.inter_pod => {
@@ -954,6 +998,22 @@ impl Scenario {
                 "switch.ecn",
                 "host.cc = \"dctcp\" reacts only to ECN marks: \"off\" leaves it blind"
             );
+        }
+        let mut prev = 0.0;
+        for (i, &e) in self.report.fct_bins_bytes.iter().enumerate() {
+            if !(e >= 1.0 && e <= 2f64.powi(53) && e.fract() == 0.0) {
+                bail_field!(
+                    "report.fct_bins_bytes",
+                    "edge {i} must be a whole number of bytes from 1 to 2^53 (got {e})"
+                );
+            }
+            if e <= prev {
+                bail_field!(
+                    "report.fct_bins_bytes",
+                    "edges must increase (edge {i}, {e}, follows {prev})"
+                );
+            }
+            prev = e;
         }
         let ts = self.report.timeseries_us;
         if !(1e-3..=1e9).contains(&ts) {

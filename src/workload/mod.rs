@@ -1,7 +1,8 @@
 //! Workloads: which flows each host sends. Flows are generated where their host lives, on
 //! demand: a host asks for its `i`-th flow and gets it computed (permutation, all-to-all,
-//! continuous load) or
-//! read from a per-host table (connection matrices). Nothing of size O(flows) is built for
+//! continuous load, shuffle) or
+//! read from a per-host table (connection matrices; Poisson arrivals, whose i-th start is a
+//! sum of i random gaps, drawn once at build time: O(flows of the run)). Nothing of size O(flows) is built for
 //! generated workloads, so an all-to-all on 65,536 hosts (4.3 × 10⁹ flows) costs only the
 //! state of the flows actually running.
 //!
@@ -30,8 +31,11 @@ pub mod moe_trace;
 pub mod pairwise;
 mod permutation;
 pub mod placement;
+pub mod poisson;
 mod ranks;
 pub mod ring;
+pub mod shuffle;
+pub mod size_cdf;
 pub mod structure;
 
 pub use crate::packet::FlowId;
@@ -84,6 +88,10 @@ pub enum Workload {
     Table(matrix::FlowTable),
     /// Back-to-back messages to random hosts of other groups at an offered load.
     Continuous(continuous::Continuous),
+    /// Poisson arrivals of flows sized from a CDF, to hosts of other racks (`poisson.rs`).
+    Poisson(poisson::Poisson),
+    /// Every host to every host of other racks (`shuffle.rs`).
+    Shuffle(shuffle::Shuffle),
     /// Ring collectives: every step waits for the previous step's chunk (`ring.rs`).
     Ring(ring::Ring),
     /// All-to-all(-v) over a host list (`pairwise.rs`).
@@ -140,6 +148,15 @@ impl Workload {
                 Workload::from_flows(flows, num_hosts)
             }
             WorkloadKind::Continuous => Workload::Continuous(continuous(s, fabric)),
+            WorkloadKind::Poisson => Workload::Poisson(poisson(s, fabric)?),
+            WorkloadKind::Shuffle => {
+                let w = &s.workload;
+                let stagger_ps =
+                    (w.stagger_us.unwrap_or(0.0) * crate::time::PS_PER_US as f64).round() as u64;
+                let sh = shuffle::Shuffle::new(&racks(fabric), w.message_bytes, stagger_ps, s.seed)
+                    .map_err(|e| anyhow::anyhow!("workload.kind: \"shuffle\" {e}"))?;
+                Workload::Shuffle(sh)
+            }
             WorkloadKind::Ring => Workload::Ring(ring::Ring::build(s, num_hosts)?),
             WorkloadKind::Pairwise => Workload::Pairwise(pairwise::Pairwise::build(s, num_hosts)?),
             WorkloadKind::Fsdp2 => Workload::Ring(fsdp2::build(s, num_hosts)?),
@@ -160,6 +177,8 @@ impl Workload {
             Workload::AllToAll { hosts, .. } => hosts - 1,
             Workload::Table(t) => t.flows_of(h),
             Workload::Continuous(c) => c.count,
+            Workload::Poisson(p) => p.flows_of(h),
+            Workload::Shuffle(w) => w.flows_of(h),
             Workload::Ring(r) => r.flows_of(h),
             Workload::Pairwise(p) => p.flows_of(h),
             Workload::Moe(m) => m.flows_of(h),
@@ -190,6 +209,8 @@ impl Workload {
             Workload::AllToAll { hosts, bytes } => all_to_all::flow(*hosts, *bytes, h, i),
             Workload::Table(t) => t.flow(h, i),
             Workload::Continuous(c) => c.flow(h, i),
+            Workload::Poisson(p) => p.flow(h, i),
+            Workload::Shuffle(w) => w.flow(h, i),
             Workload::Ring(r) => r.flow(h, i),
             Workload::Pairwise(p) => p.flow(h, i),
             Workload::Moe(m) => m.flow(h, i),
@@ -316,6 +337,8 @@ impl Workload {
             Workload::AllToAll { hosts, bytes } => (*hosts as u64 - 1) * bytes,
             Workload::Table(t) => (0..t.flows_of(h)).map(|i| t.flow(h, i).bytes).sum(),
             Workload::Continuous(c) => c.count as u64 * c.bytes,
+            Workload::Poisson(p) => p.bytes_of(h),
+            Workload::Shuffle(w) => w.flows_of(h) as u64 * w.bytes,
             Workload::Ring(r) => r.bytes_of(h),
             Workload::Pairwise(p) => p.bytes_of(h),
             Workload::Moe(m) => m.bytes_of(h),
@@ -342,6 +365,8 @@ impl Workload {
             Workload::AllToAll { .. } => "all_to_all",
             Workload::Table(_) => "matrix",
             Workload::Continuous(_) => "continuous",
+            Workload::Poisson(_) => "poisson",
+            Workload::Shuffle(_) => "shuffle",
             Workload::Ring(r) => r.label,
             Workload::Pairwise(_) => "pairwise",
             Workload::Moe(_) => "moe",
@@ -390,4 +415,46 @@ fn continuous(s: &Scenario, fabric: &Fabric) -> continuous::Continuous {
         count: (duration_ps / gap_ps).clamp(1, u32::MAX as u64) as u32,
         seed: s.seed,
     }
+}
+
+/// The rack (edge switch of a fat tree, leaf of a leaf-spine) of every host.
+fn racks(fabric: &Fabric) -> Vec<u32> {
+    (0..fabric.num_hosts)
+        .map(|h| fabric.group_of(h, true).expect("hosts have a rack"))
+        .collect()
+}
+
+/// The Poisson workload of a validated scenario: λ_host = load · line rate (bytes/s) / mean
+/// size of the step CDF, for `workload.duration_us`.
+fn poisson(s: &Scenario, fabric: &Fabric) -> Result<poisson::Poisson> {
+    let w = &s.workload;
+    let file = s
+        .base_dir
+        .join(w.size_cdf.as_ref().expect("validated: poisson has a CDF"));
+    let cdf = size_cdf::SizeCdf::read(&file)?;
+    let max = max_flow_bytes(s);
+    if cdf.max_bytes() > max {
+        anyhow::bail!(
+            "{}: a flow of {} bytes is more than 2^32 - 1 packets of packet.payload_bytes ({max} bytes)",
+            file.display(),
+            cdf.max_bytes()
+        );
+    }
+    let rack = racks(fabric);
+    if rack.iter().all(|&r| r == rack[0]) {
+        anyhow::bail!(
+            "workload.kind: \"poisson\" needs at least two racks (edge switches or leaves)"
+        );
+    }
+    let line_bytes_per_s = fabric.link(0, 0).rate.bps as f64 / 8.0;
+    let load = w.load.expect("validated: poisson has a load");
+    let duration_us = w.duration_us.expect("validated: poisson has a duration");
+    poisson::Poisson::generate(&poisson::PoissonParams {
+        rack: &rack,
+        cdf: &cdf,
+        rate_per_host_per_s: load * line_bytes_per_s / cdf.mean_bytes(),
+        duration_ps: (duration_us * crate::time::PS_PER_US as f64).round() as u64,
+        seed: s.seed,
+    })
+    .map_err(|e| anyhow::anyhow!("workload: {e}"))
 }
