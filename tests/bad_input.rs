@@ -780,7 +780,15 @@ fn out_folder_is_created_and_holds_only_the_outputs() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["latency.hlog", "summary.json", "timeseries.csv"]);
+    assert_eq!(
+        names,
+        [
+            "latency.hlog",
+            "node_events.csv",
+            "summary.json",
+            "timeseries.csv"
+        ]
+    );
 }
 
 // ---- Zero lookahead ----
