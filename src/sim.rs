@@ -80,6 +80,8 @@ pub struct RunOutput {
     pub failed_links: usize,
     pub rho_max: Option<f64>,
     pub loop_stats: LoopStats,
+    /// Each rank's own window-loop statistics (time per phase of a window), by rank.
+    pub rank_loop_stats: Vec<LoopStats>,
     pub wall_s: f64,
     /// Of `wall_s`, building the model and the plan (rank 0; the rho_max LP included).
     pub setup_wall_s: f64,
@@ -301,6 +303,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
     let (mut data_held, mut acks_held, mut incomplete, mut peak_rss) = (0, 0, 0, 0);
     let mut adverts_held = 0;
     let mut loop_stats = LoopStats::default();
+    let mut rank_loop_stats = Vec::with_capacity(all.len());
     let mut node_events = vec![0u64; m.fabric.num_nodes() as usize];
     for (rank, b) in all.iter().enumerate() {
         let (r, _): (RankReport, usize) =
@@ -341,6 +344,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         incomplete += r.incomplete;
         peak_rss = peak_rss.max(r.peak_rss_bytes);
         let l = &r.loop_stats;
+        rank_loop_stats.push(*l);
         if rank == 0 {
             loop_stats = *l;
         }
@@ -416,6 +420,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         rho_max: m.rho_max.map(|r| r.rho_max),
         switches: m.fabric.num_switches(),
         loop_stats,
+        rank_loop_stats,
         wall_s: start.elapsed().as_secs_f64(),
         setup_wall_s,
         threads: opts.threads,

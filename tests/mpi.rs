@@ -563,4 +563,16 @@ fn an_uneven_weighted_plan_on_four_ranks_gives_the_same_results() {
     let o = mpirun(4, &["run", s, "--partition", &plan, "--out", &out("n4")]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(outputs(&d.join("n4")), reference);
+    // Each rank reports where its time went.
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("n4/summary.json")).unwrap()).unwrap();
+    let per_rank = summary["run"]["per_rank"].as_array().unwrap();
+    assert_eq!(per_rank.len(), 4);
+    for (r, l) in per_rank.iter().enumerate() {
+        assert_eq!(l["rank"], r);
+        assert!(l["process_wall_s"].as_f64().unwrap() > 0.0, "{l}");
+        let parts = ["reduce_wall_s", "encode_wall_s", "exchange_wall_s"];
+        let sum: f64 = parts.iter().map(|k| l[k].as_f64().unwrap()).sum();
+        assert!(sum <= l["sync_wall_s"].as_f64().unwrap() + 1e-9, "{l}");
+    }
 }

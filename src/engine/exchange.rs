@@ -79,6 +79,7 @@ fn receive_remote(e: &mut Engine<'_>) -> Vec<Vec<Event>> {
     let pool = e
         .pool
         .expect("a multi-rank run has a thread pool (of one thread with --threads 1)");
+    let encode_start = std::time::Instant::now();
     let send: Vec<Vec<u8>> = pool.install(|| {
         to_rank
             .par_iter()
@@ -92,7 +93,11 @@ fn receive_remote(e: &mut Engine<'_>) -> Vec<Vec<Event>> {
             .collect()
     });
     e.stats.remote_bytes += send.iter().map(|b| b.len() as u64).sum::<u64>();
+    let exchange_start = std::time::Instant::now();
     let received = e.comm.neighbor_exchange_bytes(neighbors, &send);
+    let decode_start = std::time::Instant::now();
+    e.stats.encode_wall_s += (exchange_start - encode_start).as_secs_f64();
+    e.stats.exchange_wall_s += (decode_start - exchange_start).as_secs_f64();
     let decoded: Vec<Vec<Event>> = pool.install(|| {
         received
             .par_iter()
@@ -104,6 +109,7 @@ fn receive_remote(e: &mut Engine<'_>) -> Vec<Vec<Event>> {
             })
             .collect()
     });
+    e.stats.encode_wall_s += decode_start.elapsed().as_secs_f64();
     let mut incoming: Vec<Vec<Event>> = vec![Vec::new(); e.parts.len()];
     for ev in decoded.into_iter().flatten() {
         let p = plan.node_part[ev.node() as usize] as usize;

@@ -37,8 +37,15 @@ pub struct LoopStats {
     pub windows: u64,
     /// Wall time spent processing events (the parallel phase), in s.
     pub process_wall_s: f64,
-    /// Wall time spent agreeing on the next window and exchanging events, in s.
+    /// Wall time spent agreeing on the next window and exchanging events, in s: the sum of
+    /// the three below and the local insertion of received events.
     pub sync_wall_s: f64,
+    /// Of which: the per-window allreduce (waiting for the slowest rank included).
+    pub reduce_wall_s: f64,
+    /// Encoding and decoding events sent to and received from other ranks.
+    pub encode_wall_s: f64,
+    /// Sending to and receiving from neighbour ranks (waiting for them included).
+    pub exchange_wall_s: f64,
     /// Events that crossed partitions (within and between ranks).
     pub messages: u64,
     /// Events and bytes this rank sent to other ranks.
@@ -139,8 +146,10 @@ impl<'a> Engine<'a> {
                 .min()
                 .unwrap_or(NEVER_PS);
             let local_done = self.parts.iter().all(|p| p.workload_done()) as u64;
+            let reduce_start = Instant::now();
             let g = self.comm.min_u64s(&[local_min, local_done]);
             let (t, done) = (g[0], g[1] == 1);
+            self.stats.reduce_wall_s += reduce_start.elapsed().as_secs_f64();
             self.stats.sync_wall_s += sync_start.elapsed().as_secs_f64();
             let ending = if done {
                 Some(Ending::WorkloadDone)

@@ -146,6 +146,18 @@ impl Summary {
             "remote_events": ls.remote_messages,
             "remote_bytes": ls.remote_bytes,
             "peak_rss_bytes": o.peak_rss_bytes,
+            // Where each rank's time went, per window phase (issue 13: the exchange's cost
+            // must not grow with the rank count).
+            "per_rank": o.rank_loop_stats.iter().enumerate().map(|(r, l)| json!({
+                "rank": r,
+                "process_wall_s": l.process_wall_s,
+                "reduce_wall_s": l.reduce_wall_s,
+                "encode_wall_s": l.encode_wall_s,
+                "exchange_wall_s": l.exchange_wall_s,
+                "sync_wall_s": l.sync_wall_s,
+                "remote_events": l.remote_messages,
+                "remote_bytes": l.remote_bytes,
+            })).collect::<Vec<_>>(),
         });
         Summary {
             scenario,
