@@ -22,6 +22,12 @@ fn weft(dir: &Path, args: &[&str]) -> (bool, String, String) {
 /// of pod 1 (6 of the 32 edge switches) and the switches above them.
 const SKEWED: &str = "seed = 1\n[topology]\nkind = \"fat_tree\"\nk = 8\n[workload]\nkind = \"ring\"\nmessage_bytes = 1048576\nhosts = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23]\n";
 
+/// `weft partition s.toml --parts 4 --weights FILE -o p.plan` in `d`.
+fn partition_with(d: &Path, weights: &str) -> (bool, String, String) {
+    let args = ["partition", "s.toml", "--parts", "4", "--weights", weights];
+    weft(d, &[&args[..], &["-o", "p.plan"]].concat())
+}
+
 fn results(json: &str) -> serde_json::Value {
     serde_json::from_str::<serde_json::Value>(json).unwrap()["results"].clone()
 }
@@ -139,19 +145,7 @@ fn bad_weight_files_get_one_line_naming_the_file_and_line() {
         ("node,events\n", "no node counts"),
     ] {
         std::fs::write(d.join("w.csv"), text).unwrap();
-        let (ok, _, err) = weft(
-            d,
-            &[
-                "partition",
-                "s.toml",
-                "--parts",
-                "4",
-                "--weights",
-                "w.csv",
-                "-o",
-                "p.plan",
-            ],
-        );
+        let (ok, _, err) = partition_with(d, "w.csv");
         let line = err.trim_end();
         assert!(
             !ok && !line.contains('\n') && line.contains(want),
@@ -159,19 +153,7 @@ fn bad_weight_files_get_one_line_naming_the_file_and_line() {
         );
         assert!(line.contains("--weights"), "{err}");
     }
-    let (ok, _, err) = weft(
-        d,
-        &[
-            "partition",
-            "s.toml",
-            "--parts",
-            "4",
-            "--weights",
-            "missing.csv",
-            "-o",
-            "p.plan",
-        ],
-    );
+    let (ok, _, err) = partition_with(d, "missing.csv");
     assert!(
         !ok && err.contains("missing.csv") && !err.contains("panicked"),
         "{err}"

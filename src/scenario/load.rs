@@ -62,39 +62,36 @@ pub fn load_scenario_str(
     Ok(scenario)
 }
 
-/// A matrix workload's (or an all_to_all_v's, or a moe trace's) file must exist before anything is built (its
-/// contents are checked when the workload is built, which names the file and line).
+/// A workload's input files must exist before anything is built: a matrix's, an
+/// all_to_all_v's or a moe trace's `workload.file`, a poisson load's `workload.size_cdf`
+/// (their contents are checked when the workload is built, which names the file and line).
 fn check_matrix_file(s: &Scenario) -> std::result::Result<(), FieldError> {
     let w = &s.workload;
     if let (WorkloadKind::Poisson, Some(file)) = (w.kind, &w.size_cdf) {
-        let path = s.base_dir.join(file);
-        let problem = match std::fs::metadata(&path) {
-            Err(e) => format!("cannot read: {e}"),
-            Ok(m) if !m.is_file() => "not a file".to_string(),
-            Ok(_) => return Ok(()),
-        };
-        return Err(FieldError::new(
-            "workload.size_cdf",
-            format!("{}: {problem}", path.display()),
-        ));
+        check_readable(s, "workload.size_cdf", file)?;
     }
     let has_file = matches!(
         w.kind,
         WorkloadKind::Matrix | WorkloadKind::Pairwise | WorkloadKind::Moe
     );
     if let (true, Some(file)) = (has_file, &w.file) {
-        let path = s.base_dir.join(file);
-        let problem = match std::fs::metadata(&path) {
-            Err(e) => format!("cannot read: {e}"),
-            Ok(m) if !m.is_file() => "not a file".to_string(),
-            Ok(_) => return Ok(()),
-        };
-        return Err(FieldError::new(
-            "workload.file",
-            format!("{}: {problem}", path.display()),
-        ));
+        check_readable(s, "workload.file", file)?;
     }
     Ok(())
+}
+
+/// `file` (relative to the scenario's folder) is a readable file; else an error for `field`.
+fn check_readable(s: &Scenario, field: &str, file: &Path) -> std::result::Result<(), FieldError> {
+    let path = s.base_dir.join(file);
+    let problem = match std::fs::metadata(&path) {
+        Err(e) => format!("cannot read: {e}"),
+        Ok(m) if !m.is_file() => "not a file".to_string(),
+        Ok(_) => return Ok(()),
+    };
+    Err(FieldError::new(
+        field,
+        format!("{}: {problem}", path.display()),
+    ))
 }
 
 /// " (from --set KEY=VALUE)" when the last `--set` touching `field` (the field itself, a
