@@ -3,14 +3,8 @@
 //! contents, are checked when the workload is built (`workload/placement.rs`,
 //! `workload/moe.rs`).
 
-use super::validate::{FieldError, Result};
+use super::validate::{bail_field, FieldError, Result};
 use super::{Fsdp2Mode, GpuPlacement, MoeConfig, Scenario, WorkloadKind};
-
-macro_rules! bail_field {
-    ($field:expr, $($arg:tt)*) => {
-        return Err(FieldError::new($field, format!($($arg)*)))
-    };
-}
 
 /// The Llama-3 models of AI_WORKLOADS.md B.1: name, layers, nominal parameters (the
 /// figure in the name, which reproduces the Ofan paper's packet counts; the exact totals

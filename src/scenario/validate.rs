@@ -30,6 +30,7 @@ macro_rules! bail_field {
         return Err(FieldError::new($field, format!($($arg)*)))
     };
 }
+pub(super) use bail_field;
 
 /// The tier names a topology accepts in `[topology.tiers.NAME]`.
 pub fn tier_names(kind: TopologyKind) -> &'static [&'static str] {

@@ -287,12 +287,16 @@ impl Workload {
 
     /// Number of dependencies of flow `i` of host `h`.
     pub fn dep_count(&self, h: u32, i: u32) -> u32 {
-        if let Workload::Moe(m) = self {
-            return m.dep_count(h, i);
+        match self {
+            // A combine flow has as many dependencies as its GPU has dispatch senders:
+            // counted from the matrix, not by listing them at every arrival.
+            Workload::Moe(m) => m.dep_count(h, i),
+            _ => {
+                let mut n = 0;
+                self.for_each_dep(h, i, |_| n += 1);
+                n
+            }
         }
-        let mut n = 0;
-        self.for_each_dep(h, i, |_| n += 1);
-        n
     }
 
     /// Calls `f` with the index, at the flow's destination host, of each flow that depends

@@ -192,11 +192,6 @@ impl GroupMatrix {
         &self.combine
             [self.combine_start[c as usize] as usize..self.combine_start[c as usize + 1] as usize]
     }
-
-    /// Tokens over the network, dispatch only.
-    pub fn tokens(&self) -> u64 {
-        self.dispatch.iter().map(|d| d.1).sum()
-    }
 }
 
 pub struct Moe {
@@ -338,10 +333,6 @@ impl Moe {
             let c: u64 = m.combine_of(r).iter().map(|x| x.1).sum();
             (d + c) * self.bytes_per_token
         })
-    }
-
-    pub fn groups(&self) -> u32 {
-        self.matrix_of_group.len() as u32
     }
 }
 
