@@ -208,6 +208,13 @@ impl Fabric {
         link_classes: Vec<LinkParams>,
     ) -> Fabric {
         let top = *w.node_tier.iter().max().expect("nodes");
+        // Flat fabrics (expander, Opera) link switches of the same tier: their lateral stage
+        // comes between the upward and the downward ones.
+        let lateral = w.ports.iter().enumerate().any(|(n, ports)| {
+            ports
+                .iter()
+                .any(|&(pn, _, _)| w.node_tier[pn as usize] == w.node_tier[n])
+        }) as u8;
         let mut port_base = Vec::with_capacity(w.ports.len() + 1);
         let (mut peer_node, mut peer_port, mut class, mut stage) = (vec![], vec![], vec![], vec![]);
         let mut base = 0u32;
@@ -217,7 +224,12 @@ impl Fabric {
                 let (from, to) = (w.node_tier[n], w.node_tier[pn as usize]);
                 // Upward stages are numbered by the sending tier, downward ones continue after
                 // the top: host->edge = 0 ... top-1 -> top = top-1, top -> top-1 = top, ...
-                let st = if to > from { from } else { top + (top - from) };
+                // (one later in a fabric with lateral links, whose stage is `top`).
+                let st = match to.cmp(&from) {
+                    std::cmp::Ordering::Greater => from,
+                    std::cmp::Ordering::Equal => top,
+                    std::cmp::Ordering::Less => top + lateral + (top - from),
+                };
                 peer_node.push(pn);
                 peer_port.push(pp);
                 class.push(c);
