@@ -61,6 +61,9 @@ impl Default for Scenario {
 pub enum TopologyKind {
     FatTree,
     LeafSpine,
+    /// Opera (NSDI 2020): racks whose uplinks go to rotor circuit switches cycling through
+    /// matchings (`topology.racks`, `hosts_per_rack`, `uplinks`, `[topology.opera]`).
+    Opera,
 }
 
 impl TopologyKind {
@@ -68,6 +71,7 @@ impl TopologyKind {
         match self {
             TopologyKind::FatTree => "fat_tree",
             TopologyKind::LeafSpine => "leaf_spine",
+            TopologyKind::Opera => "opera",
         }
     }
 }
@@ -94,6 +98,57 @@ pub struct TopologyConfig {
     pub leaves: Option<u32>,
     pub spines: Option<u32>,
     pub hosts_per_leaf: Option<u32>,
+    /// Rack fabrics (Opera): racks (ToRs), hosts per rack and uplinks per rack (Opera: one
+    /// per rotor switch). Unset: the paper's k = 12 fabric of 108 racks × 6 hosts, 6 uplinks.
+    pub racks: Option<u32>,
+    pub hosts_per_rack: Option<u32>,
+    pub uplinks: Option<u32>,
+    pub opera: OperaConfig,
+}
+
+/// Most uplinks (Opera: rotors) per rack.
+pub const MAX_RACK_UPLINKS: u32 = 64;
+
+/// `[topology.opera]`: Opera's schedule and slice timing (defaults: the paper's constants).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct OperaConfig {
+    /// Rotor groups: one rotor per group reconfigures per superslice (1: the paper's k = 12;
+    /// large radix: e.g. 6, so the cycle grows linearly with the radix).
+    pub groups: u32,
+    /// ε: the time in a slice low-latency packets may be sent (worst-case end-to-end delay).
+    /// Unset: 90 µs, or `slice_ns` − δ − r when `slice_ns` is given.
+    pub epsilon_ns: Option<f64>,
+    /// The slice (superslice) length ε + δ + r, instead of ε.
+    pub slice_ns: Option<f64>,
+    /// δ: one hop of propagation plus one full packet's serialization. Unset: the rotor
+    /// link's latency + (payload + header) bytes at the rotor link's rate (1.7 µs in the
+    /// paper's fabric).
+    pub delta_ns: Option<f64>,
+    /// r: a rotor's reconfiguration time (dark).
+    pub reconfig_ns: f64,
+    /// Candidate schedules drawn from the seed; the best by (worst-case, mean) hops is kept.
+    pub realizations: u32,
+    /// Most shortest paths per (superslice, rack pair) `weft validate` lists (NSDI: 5).
+    pub max_paths: u32,
+    /// Build the factorization by lifting a ≤ 64-rack one (the authors' generator) instead
+    /// of colouring J_N directly.
+    pub lifting: bool,
+}
+
+impl Default for OperaConfig {
+    fn default() -> Self {
+        OperaConfig {
+            groups: 1,
+            epsilon_ns: None,
+            slice_ns: None,
+            delta_ns: None,
+            reconfig_ns: 10_000.0,
+            realizations: 1,
+            max_paths: 5,
+            lifting: false,
+        }
+    }
 }
 
 impl TopologyConfig {
@@ -103,6 +158,16 @@ impl TopologyConfig {
             self.leaves.unwrap_or(self.k),
             self.spines.unwrap_or(self.k / 2),
             self.hosts_per_leaf.unwrap_or(self.k / 2),
+        )
+    }
+
+    /// (racks, hosts per rack, uplinks per rack) of a rack fabric (Opera): unset, the
+    /// paper's 108 × 6 with 6 uplinks.
+    pub fn rack_dims(&self) -> (u32, u32, u32) {
+        (
+            self.racks.unwrap_or(108),
+            self.hosts_per_rack.unwrap_or(6),
+            self.uplinks.unwrap_or(6),
         )
     }
 }
@@ -175,6 +240,10 @@ impl Default for TopologyConfig {
             leaves: None,
             spines: None,
             hosts_per_leaf: None,
+            racks: None,
+            hosts_per_rack: None,
+            uplinks: None,
+            opera: OperaConfig::default(),
         }
     }
 }

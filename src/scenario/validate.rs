@@ -1,7 +1,8 @@
 //! Semantic checks of a typed scenario. Each error names the dotted field path.
 
 use super::{
-    BufferBytes, CcKind, EcnMode, LbPolicy, MixSelect, Scenario, TopologyKind, WorkloadKind,
+    BufferBytes, CcKind, EcnMode, LbPolicy, MixSelect, OperaConfig, Scenario, TopologyKind,
+    WorkloadKind, MAX_RACK_UPLINKS,
 };
 use thiserror::Error;
 
@@ -37,6 +38,7 @@ pub fn tier_names(kind: TopologyKind) -> &'static [&'static str] {
     match kind {
         TopologyKind::FatTree => &["host_edge", "edge_agg", "agg_core"],
         TopologyKind::LeafSpine => &["host_leaf", "leaf_spine"],
+        TopologyKind::Opera => &["host_tor", "tor_tor"],
     }
 }
 
@@ -107,7 +109,71 @@ impl Scenario {
         match self.topology.kind {
             TopologyKind::FatTree => self.topology.k / 2,
             TopologyKind::LeafSpine => self.topology.leaf_spine_dims().1,
+            TopologyKind::Opera => self.topology.rack_dims().2,
         }
+    }
+
+    /// Rack fabrics (Opera): dimensions, slice constants, and what Opera cannot combine with
+    /// (its own routing rule, time-varying links). What needs the schedule (connected
+    /// superslices) is checked when the fabric is built.
+    fn validate_racks(&self) -> Result<()> {
+        let t = &self.topology;
+        let opera = t.kind == TopologyKind::Opera;
+        for (field, v, min, max) in [
+            ("topology.racks", t.racks, 2, 1 << 20),
+            ("topology.hosts_per_rack", t.hosts_per_rack, 1, 4096),
+            ("topology.uplinks", t.uplinks, 2, MAX_RACK_UPLINKS),
+        ] {
+            match v {
+                Some(_) if !opera => bail_field!(field, "only used with kind = \"opera\""),
+                Some(n) if n < min || n > max => {
+                    bail_field!(field, "must be from {min} to {max} (got {n})")
+                }
+                _ => {}
+            }
+        }
+        let o = &t.opera;
+        if !opera {
+            if *o != OperaConfig::default() {
+                bail_field!("topology.opera", "only used with kind = \"opera\"");
+            }
+            return Ok(());
+        }
+        for (field, v) in [
+            ("topology.opera.epsilon_ns", o.epsilon_ns),
+            ("topology.opera.slice_ns", o.slice_ns),
+            ("topology.opera.delta_ns", o.delta_ns),
+            ("topology.opera.reconfig_ns", Some(o.reconfig_ns)),
+        ] {
+            if let Some(ns) = v {
+                check_latency(field, ns)?;
+            }
+        }
+        if o.epsilon_ns.is_some() && o.slice_ns.is_some() {
+            bail_field!(
+                "topology.opera.slice_ns",
+                "give either epsilon_ns or slice_ns (= ε + δ + r), not both"
+            );
+        }
+        if !matches!(self.lb.policy, LbPolicy::Ecmp | LbPolicy::Rps) {
+            bail_field!(
+                "lb.policy",
+                "Opera ToRs choose among the shortest next hops of a packet's send slice: \
+                 \"rps\" (a random shortest path per packet, as the authors' simulator) or \
+                 \"ecmp\" (one per flow and slice), not \"{}\"",
+                self.lb.policy.name()
+            );
+        }
+        if !t.link_rates.is_empty() {
+            bail_field!(
+                "topology.link_rates",
+                "not supported on Opera (rotor links change peers); use topology.tiers"
+            );
+        }
+        if self.failures.any() {
+            bail_field!("failures", "link failures are not supported on Opera yet");
+        }
+        Ok(())
     }
 
     pub fn validate(&self) -> Result<()> {
@@ -141,6 +207,7 @@ impl Scenario {
                 _ => {}
             }
         }
+        self.validate_racks()?;
         check_rate("topology.link_rate_gbps", t.link_rate_gbps)?;
         check_latency("topology.link_latency_ns", t.link_latency_ns)?;
         let names = tier_names(t.kind);
