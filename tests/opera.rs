@@ -131,3 +131,26 @@ fn bad_opera_input_names_the_field() {
         assert!(lines[0].contains(field), "{to}: {err}");
     }
 }
+
+/// The scaling workloads run on Opera: hot rack (one rack's hosts to another's), skew (a
+/// permutation among the active racks) and the host permutation (no rack-local pair).
+#[test]
+fn hot_rack_skew_and_host_permutation_complete_on_opera() {
+    for (kind, extra, flows) in [
+        ("hot_rack", "", 2),
+        ("skew", "active_racks = 0.5", 12),
+        ("permutation", "inter_rack = true", 24),
+    ] {
+        let text = SMALL
+            .replace("kind = \"permutation\"", &format!("kind = \"{kind}\""))
+            .replace(
+                "message_bytes = 200000",
+                &format!("message_bytes = 200000\n{extra}"),
+            );
+        let s: Scenario = toml::from_str(&text).unwrap();
+        s.validate().unwrap();
+        let (r, _) = run(&s, 1, 1);
+        assert_eq!(r["flows"]["total"], flows, "{kind}");
+        assert_eq!(r["flows"]["incomplete"], 0, "{kind}");
+    }
+}
