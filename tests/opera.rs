@@ -154,3 +154,34 @@ fn hot_rack_skew_and_host_permutation_complete_on_opera() {
         assert_eq!(r["flows"]["incomplete"], 0, "{kind}");
     }
 }
+
+/// `weft opera-faults`: no failure keeps every pair connected; every rotor failed leaves
+/// none; bad shares and non-Opera scenarios get one error line.
+#[test]
+fn opera_faults_reports_connectivity_and_refuses_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.toml");
+    std::fs::write(&path, SMALL).unwrap();
+    let weft = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+            .arg("opera-faults")
+            .arg(&path)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = weft(&["--rotors", "0,1", "--draws", "2", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["worst_superslice"], 1.0);
+    assert_eq!(v[0]["draws_disconnected"], 0);
+    assert_eq!(v[1]["worst_superslice"], 0.0);
+    assert_eq!(v[1]["draws_disconnected"], 2);
+    let o = weft(&["--links", "1.5"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--links"));
+    std::fs::write(&path, "[topology]\nk = 4\n").unwrap();
+    let o = weft(&[]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("topology.kind"));
+}
