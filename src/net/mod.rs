@@ -5,6 +5,7 @@ pub mod event;
 pub mod host;
 pub(crate) mod link;
 pub(crate) mod nic;
+pub(crate) mod pull_queue;
 pub mod port;
 pub(crate) mod qdisc;
 pub mod sent_flows;
