@@ -695,6 +695,43 @@ mod tests {
     }
 
     #[test]
+    fn an_ndp_flow_sends_on_credit_retransmissions_first() {
+        // A window of 100 packets never binds: only credit does.
+        let mut f = flow(5, 100).with_pull_credit(2);
+        let seqs = |v: Vec<Send>| v.iter().map(|s| s.seq).collect::<Vec<_>>();
+        assert_eq!(seqs(send_all(&mut f, 0)), [0, 1], "the initial window");
+        assert!(!f.has_data(), "no credit left");
+        assert_eq!(f.on_pull(1, 10), 1);
+        assert_eq!(seqs(send_all(&mut f, 10)), [2]);
+        // A NACK alone sends nothing; the next pull resends the NACKed packet.
+        assert!(f.on_nack(2, 1, true, 20));
+        assert!(send_all(&mut f, 20).is_empty());
+        f.on_pull(2, 25);
+        let r = f.next_seq(25).unwrap();
+        assert!(r.retransmission && r.seq == 2);
+    }
+
+    #[test]
+    fn an_ndp_flow_whose_last_pull_was_lost_gives_itself_a_credit_one_rto_later() {
+        let mut f = flow(4, 100).with_pull_credit(2);
+        send_all(&mut f, 0);
+        // Both acknowledged (cumulative 2) at 30; their pulls are lost.
+        let mut a = ack(1, 2, 0);
+        a.sack_base = 3;
+        f.on_ack(&a, 30);
+        assert_eq!(f.in_flight_bytes(), 0);
+        // The first RTT sample (30) gives srtt 30, rttvar 15: rto = rto_min = 1 000.
+        assert_eq!(f.rto_deadline_ps(), Some(1_030));
+        assert!(!f.take_starved_credit(1_029));
+        assert!(f.take_starved_credit(1_030));
+        assert_eq!(f.next_seq(1_030).map(|s| s.seq), Some(2));
+        assert!(!f.has_data(), "one credit, one packet");
+        // A timed-out packet is resent at once, without a pull.
+        assert_eq!(f.on_timeout(2_030), vec![(2, 0)]);
+        assert_eq!(f.next_seq(2_030).map(|s| (s.seq, s.tx)), Some((2, 2)));
+    }
+
+    #[test]
     fn a_late_nack_of_an_earlier_transmission_is_stale() {
         let mut f = flow(2, 2);
         f.next_seq(0);
