@@ -62,7 +62,9 @@ fn assert_pull_clocked(o: &RunOutput, flows: u64, window: u64) {
 /// The base round trip from host 0 to host 15 (6 hops of 0.5 µs links): one packet's
 /// flow, first bit out to its ACK back.
 fn base_rtt_ps(dir: &tempfile::TempDir) -> u64 {
-    run(&with_flows(dir, &[(0, 15, 4096)]), 1, 1).cct_ps().unwrap()
+    run(&with_flows(dir, &[(0, 15, 4096)]), 1, 1)
+        .cct_ps()
+        .unwrap()
 }
 
 #[test]
@@ -137,7 +139,10 @@ fn an_incast_into_small_buffers_trims_recovers_and_keeps_the_downlink_at_line_ra
     // meet it.
     let ideal_ps = 8 * 512 * packet_wire_ps(&s);
     let cct_ps = o.cct_ps().unwrap();
-    assert!(cct_ps >= ideal_ps, "faster than the link: {cct_ps} < {ideal_ps}");
+    assert!(
+        cct_ps >= ideal_ps,
+        "faster than the link: {cct_ps} < {ideal_ps}"
+    );
     assert!(
         cct_ps as f64 <= 1.15 * ideal_ps as f64,
         "CCT {cct_ps} ps, ideal {ideal_ps} ps"
@@ -208,7 +213,10 @@ fn lost_pulls_acks_and_headers_are_recovered_by_the_timer() {
     assert_eq!(o.flows_incomplete, 0);
     assert_eq!((o.data_in_flight, o.acks_in_flight), (0, 0));
     assert!(c.pulls_dropped > 0, "pulls lost");
-    assert!(c.acks_dropped > c.pulls_dropped, "ACKs, NACKs or headers lost");
+    assert!(
+        c.acks_dropped > c.pulls_dropped,
+        "ACKs, NACKs or headers lost"
+    );
     assert!(c.timeouts > 0, "the timer recovered some");
     assert_eq!(c.payload_bytes_delivered, 16 * 128 * 1024);
     assert_pull_clocked(&o, 16, 20);

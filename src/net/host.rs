@@ -536,7 +536,8 @@ impl Host {
 
     fn set_pull_timer<S: Scheduler>(&mut self, at_ps: u64, out: &mut S) {
         let (id, slot) = (self.id, &mut self.pulls.timer);
-        self.timers.set(slot, id, TimerKind::PullPace, 0, at_ps, out);
+        self.timers
+            .set(slot, id, TimerKind::PullPace, 0, at_ps, out);
     }
 
     /// The least time between two pulls: a full data packet's wire time (inter-frame gap

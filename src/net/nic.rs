@@ -90,6 +90,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn control_first_never_lets_data_pass_waiting_control() {
+        let ack = crate::packet::test_packet(crate::packet::PacketKind::Ack, 64);
+        for (control_first, after_control) in [(false, Pick::Data), (true, Pick::Control)] {
+            let mut nic = Nic::new(control_first);
+            nic.active.push_back(0);
+            nic.control.push_back(ack);
+            assert_eq!(nic.pick(0), Some(Pick::Control));
+            nic.picked(Pick::Control, 0, 100, 1_000_000);
+            assert_eq!(nic.pick(100), Some(after_control), "{control_first}");
+        }
+    }
+
+    #[test]
     fn pacing_spaces_data_by_wire_time_over_load_even_for_very_long_frames() {
         let mut nic = Nic::default();
         nic.picked(Pick::Data, 1_000, 41_780, 500_000);

@@ -43,7 +43,10 @@ pub struct PullCredit {
 
 impl PullCredit {
     pub fn new(initial_window_pkts: u32) -> PullCredit {
-        assert!(initial_window_pkts > 0, "NDP's initial window holds a packet");
+        assert!(
+            initial_window_pkts > 0,
+            "NDP's initial window holds a packet"
+        );
         PullCredit {
             credit: initial_window_pkts,
             last_pull: 0,
