@@ -11,8 +11,7 @@ use weft::model::Model;
 use weft::scenario::{BufferBytes, CcKind, LbPolicy, Scenario, TopologyKind, WorkloadKind};
 use weft::sim::RunOutput;
 
-/// A 3-packet data queue per port (the NDP paper's 8-packet queue of 9 KB packets, in 4 KB
-/// packets), as in Opera's 12 KB.
+/// Opera's 12 KB data queue per port (8 packets of 1500 B there, 3 of 4 KB here).
 const BUFFER_BYTES: u64 = 12_500;
 
 /// NDP with `flows` (src, dst, bytes), all starting at 0, as an htsim connection matrix.
