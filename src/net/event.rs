@@ -29,6 +29,8 @@ pub enum TimerKind {
     Rto = 2,
     /// A flow's pacing gap is over (`arg`: the flow's index).
     FlowPace = 3,
+    /// An NDP receiver's pull pacer may send its next pull (`host.cc = "ndp"`).
+    PullPace = 4,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
