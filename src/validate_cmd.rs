@@ -96,7 +96,10 @@ impl SizeReport {
             }
             TopologyKind::Opera => {
                 let (n, d, u) = t.rack_dims();
-                format!("{n} racks x {d} hosts, {u} rotors in {} group(s)", t.opera.groups)
+                format!(
+                    "{n} racks x {d} hosts, {u} rotors in {} group(s)",
+                    t.opera.groups
+                )
             }
             _ => format!("k = {}", t.k),
         };
