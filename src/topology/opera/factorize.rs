@@ -167,15 +167,16 @@ pub fn colour_complete(n: usize, rng: &mut Pcg32) -> Factorization {
         .flat_map(|i| (i + 1..n as u32).map(move |j| (i, j)))
         .collect();
     edges.shuffle(rng);
-    let mut common = Vec::with_capacity(n);
     for (a, b) in edges {
         let (x, f) = if rng.gen::<bool>() { (a, b) } else { (b, a) };
-        common.clear();
-        common.extend((0..n as u32).filter(|&k| c.free(x, k) && c.free(f, k)));
-        if common.is_empty() {
+        // A uniform choice among the colours free at both ends, in increasing order: the
+        // free sets are bitsets, so this costs n/64 words instead of n tests (k = 64's 3,072
+        // racks colour in seconds instead of minutes).
+        let count = c.common_free_count(x, f);
+        if count == 0 {
             c.misra_gries(x, f, rng);
         } else {
-            let k = common[rng.gen_range(0..common.len())];
+            let k = c.nth_common_free(x, f, rng.gen_range(0..count));
             c.set(x, f, k);
         }
     }
@@ -195,19 +196,67 @@ struct Colouring {
     n: usize,
     col: Vec<u32>,
     at: Vec<u32>,
+    /// Per vertex, the colours not used at it, one bit each (`words` u64s per vertex).
+    free_bits: Vec<u64>,
+    words: usize,
 }
 
 impl Colouring {
     fn new(n: usize) -> Colouring {
+        let words = n.div_ceil(64);
+        let mut row = vec![u64::MAX; words];
+        if n % 64 != 0 {
+            row[words - 1] = (1u64 << (n % 64)) - 1;
+        }
         Colouring {
             n,
             col: vec![NONE; n * n],
             at: vec![NONE; n * n],
+            free_bits: row.repeat(n),
+            words,
         }
     }
 
     fn free(&self, v: u32, k: u32) -> bool {
         self.at[v as usize * self.n + k as usize] == NONE
+    }
+
+    fn both_free(&self, u: u32, v: u32) -> impl Iterator<Item = u64> + '_ {
+        let (w, u, v) = (self.words, u as usize, v as usize);
+        self.free_bits[u * w..(u + 1) * w]
+            .iter()
+            .zip(&self.free_bits[v * w..(v + 1) * w])
+            .map(|(a, b)| a & b)
+    }
+
+    /// How many colours are free at both `u` and `v`.
+    fn common_free_count(&self, u: u32, v: u32) -> usize {
+        self.both_free(u, v).map(|x| x.count_ones() as usize).sum()
+    }
+
+    /// The `i`-th (from 0, increasing) colour free at both `u` and `v`.
+    fn nth_common_free(&self, u: u32, v: u32, mut i: usize) -> u32 {
+        for (wi, mut x) in self.both_free(u, v).enumerate() {
+            let ones = x.count_ones() as usize;
+            if i >= ones {
+                i -= ones;
+                continue;
+            }
+            for _ in 0..i {
+                x &= x - 1;
+            }
+            return (wi * 64) as u32 + x.trailing_zeros();
+        }
+        unreachable!("fewer common free colours than counted")
+    }
+
+    fn mark(&mut self, v: u32, k: u32, free: bool) {
+        let (word, bit) = (v as usize * self.words + k as usize / 64, k % 64);
+        if free {
+            self.free_bits[word] |= 1 << bit;
+        } else {
+            self.free_bits[word] &= !(1 << bit);
+        }
     }
 
     fn colour(&self, u: u32, v: u32) -> u32 {
@@ -220,6 +269,8 @@ impl Colouring {
         self.col[v as usize * n + u as usize] = k;
         self.at[u as usize * n + k as usize] = v;
         self.at[v as usize * n + k as usize] = u;
+        self.mark(u, k, false);
+        self.mark(v, k, false);
     }
 
     fn unset(&mut self, u: u32, v: u32) {
@@ -229,6 +280,8 @@ impl Colouring {
         self.col[v as usize * n + u as usize] = NONE;
         self.at[u as usize * n + k as usize] = NONE;
         self.at[v as usize * n + k as usize] = NONE;
+        self.mark(u, k, true);
+        self.mark(v, k, true);
     }
 
     fn random_free(&self, v: u32, rng: &mut Pcg32) -> u32 {
