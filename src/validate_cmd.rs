@@ -92,6 +92,16 @@ impl SizeReport {
                 let (l, sp, h) = t.leaf_spine_dims();
                 format!("{l} leaves x {h} hosts, {sp} spines")
             }
+            TopologyKind::Pgft => match &t.pgft {
+                Some(g) => format!(
+                    "PGFT({}; m = {:?}; w = {:?}; p = {:?})",
+                    g.h,
+                    g.m,
+                    g.w,
+                    g.p_or_ones()
+                ),
+                None => String::new(),
+            },
             _ => format!("k = {}", t.k),
         };
         let _ = writeln!(
