@@ -146,3 +146,76 @@ fn bad_pgft_input_names_the_field() {
         );
     }
 }
+
+/// `weft contention` on the seed's example: D-mod-k's compute → I/O C_topo is 7 (every
+/// leaf's I/O traffic climbs one port: 7 sources, 7 destinations), G-D-mod-k's 4; bad
+/// `--routing` and `--pattern` stop with one line naming the flag.
+#[test]
+fn cli_contention_reports_c_topo_and_refuses_bad_flags() {
+    let scen = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/pgft/seed_example.toml"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for (routing, c_topo) in [("dmodk", 7), ("gdmodk", 4)] {
+        let o = weft(
+            dir.path(),
+            &[
+                "contention",
+                scen,
+                "--routing",
+                routing,
+                "--pattern",
+                "compute-io",
+                "--json",
+            ],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(j["c_topo"], c_topo, "{routing}");
+        assert_eq!(j["routes"], 448);
+        assert_eq!(j["worst_ports"][0]["c"], c_topo);
+    }
+    for (flag, args) in [
+        (
+            "--routing",
+            ["--routing", "ecmp", "--pattern", "all-to-all"],
+        ),
+        (
+            "--pattern",
+            ["--routing", "dmodk", "--pattern", "compute-storage"],
+        ),
+        ("--pattern", ["--routing", "dmodk", "--pattern", "shift:64"]),
+    ] {
+        let mut all = vec!["contention", scen];
+        all.extend(args);
+        let o = weft(dir.path(), &all);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(flag) && !err.contains("panicked"), "{err}");
+    }
+}
+
+/// The Opera paper's 3:1 Clos baseline as a PGFT: 648 hosts, 72 ToRs, 36 aggregation and 18
+/// core switches of 12 ports each, and its permutation completes.
+#[test]
+fn opera_clos_baseline_is_the_papers_fabric() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/opera/clos_3to1_648.toml"
+    );
+    let mut s = weft::scenario::load_scenario(std::path::Path::new(path), &[]).unwrap();
+    let f = weft::topology::Fabric::build(&s);
+    assert_eq!(f.num_hosts, 648);
+    assert_eq!(f.num_switches(), 72 + 36 + 18);
+    for n in 648..f.num_nodes() {
+        assert_eq!(f.num_ports(n), 12, "switch {n}");
+    }
+    let tor = 648;
+    assert_eq!(f.uplinks(tor), 3);
+    assert_eq!(f.uplinks(648 + 72), 6);
+    s.workload.message_bytes = 1436 * 4;
+    let r = results(&s, 1, 1);
+    assert_eq!(r["flows"]["completed"], 648);
+}

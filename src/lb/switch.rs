@@ -273,7 +273,7 @@ impl SwitchLb {
             SwitchLb::Static { index } => {
                 let r = &ctx.shared.static_routes[*index as usize].1;
                 let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
-                let i = super::static_route::choose(r, ctx.fabric, ctx.node, pkt.src, pkt.dst, all);
+                let i = super::static_route::choose(r, ctx.node, pkt.src, pkt.dst, all);
                 let w = all.len();
                 let mut k = 0;
                 // The routing's port, or under failures the next valid one after it.

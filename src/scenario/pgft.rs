@@ -169,9 +169,7 @@ impl PgftConfig {
             }
             // Level l+1 has (nodes below) · w_{l+1} / m_{l+1} switches.
             let count = below * self.w[l] as u64 / self.m[l] as u64;
-            if count * self.m[l] as u64 != below * self.w[l] as u64 {
-                unreachable!("products of m divide the host count");
-            }
+            debug_assert_eq!(count * self.m[l] as u64, below * self.w[l] as u64);
             switches += count;
             below = count;
             if switches > 1 << 26 {
@@ -203,7 +201,7 @@ impl PgftConfig {
     fn types_from_pattern(&self, pattern: &str) -> Result<HostTypes> {
         const FIELD: &str = "topology.pgft.leaf_pattern";
         let mut names: Vec<String> = vec![];
-        let mut leaf: Vec<u16> = vec![];
+        let mut parts: Vec<(u16, u64)> = vec![];
         for part in pattern.split('+') {
             let mut words = part.split_whitespace();
             let (Some(count), Some(name), None) = (words.next(), words.next(), words.next()) else {
@@ -212,25 +210,16 @@ impl PgftConfig {
                     "expected \"COUNT TYPE + COUNT TYPE ...\" (got {part:?})"
                 );
             };
-            let Ok(count) = count.parse::<u32>() else {
+            let Ok(count) = count.parse::<u64>() else {
                 bail_field!(FIELD, "{count:?} is not a count");
             };
-            let t = match names.iter().position(|n| n == name) {
-                Some(t) => t,
-                None => {
-                    names.push(name.to_string());
-                    names.len() - 1
-                }
-            };
-            if leaf.len() as u64 + count as u64 > self.m[0] as u64 {
-                break;
-            }
-            leaf.extend(std::iter::repeat(t as u16).take(count as usize));
+            let t = names.iter().position(|n| n == name).unwrap_or_else(|| {
+                names.push(name.to_string());
+                names.len() - 1
+            });
+            parts.push((t as u16, count));
         }
-        let total: u64 = pattern
-            .split('+')
-            .filter_map(|p| p.split_whitespace().next()?.parse::<u64>().ok())
-            .sum();
+        let total: u64 = parts.iter().map(|p| p.1).sum();
         if total != self.m[0] as u64 {
             bail_field!(
                 FIELD,
@@ -238,6 +227,10 @@ impl PgftConfig {
                 self.m[0]
             );
         }
+        let leaf: Vec<u16> = parts
+            .iter()
+            .flat_map(|&(t, n)| std::iter::repeat_n(t, n as usize))
+            .collect();
         let type_of = (0..self.num_hosts())
             .map(|d| leaf[(d % self.m[0]) as usize])
             .collect();
