@@ -39,7 +39,6 @@ pub fn index_of(shared: &LbShared, policy: LbPolicy) -> u8 {
 #[inline]
 pub fn choose(
     r: &StaticRouting,
-    fabric: &Fabric,
     node: NodeId,
     src: NodeId,
     dst: NodeId,
@@ -47,10 +46,9 @@ pub fn choose(
 ) -> u16 {
     let port = r.port(node, src, dst);
     let first = all.get(0);
-    debug_assert!(
+    assert!(
         port >= first && port < first + all.len(),
-        "{port} not among {all:?}"
+        "static routing: port {port} of switch {node} is not among {all:?}"
     );
-    let _ = fabric;
     port - first
 }
