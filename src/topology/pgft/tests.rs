@@ -182,3 +182,30 @@ fn digits_round_trip() {
     }
     assert_eq!(g.level_count(3), 4);
 }
+
+/// A leaf-spine is PGFT(2; hosts per leaf, leaves; 1, spines; 1, 1) with the same numbering
+/// and ports (what the static routings address it by).
+#[test]
+fn leaf_spine_as_pgft_is_the_same_fabric() {
+    let ls = test_fabric(TopologyKind::LeafSpine, 8);
+    let g = ls.as_pgft().unwrap();
+    assert_eq!((g.h, g.m(1), g.m(2), g.w(2)), (2, 4, 8, 4));
+    let pg = Fabric::build(&pgft_scenario(PgftConfig {
+        h: 2,
+        m: vec![4, 8],
+        w: vec![1, 4],
+        ..PgftConfig::default()
+    }));
+    assert_eq!(ls.num_nodes(), pg.num_nodes());
+    assert_eq!(ls.stage_names(), pg.stage_names());
+    for n in 0..ls.num_nodes() {
+        for p in 0..ls.num_ports(n) {
+            assert_eq!(ls.peer(n, p, 0), pg.peer(n, p, 0), "node {n} port {p}");
+        }
+        if !ls.is_host(n) {
+            for d in 0..ls.num_hosts {
+                assert_eq!(ls.route(n, d, 0), pg.route(n, d, 0));
+            }
+        }
+    }
+}
