@@ -92,7 +92,7 @@ pub struct Model {
 
 impl Model {
     pub fn build(s: &Scenario) -> Result<Model> {
-        let fabric = Fabric::build(s).with_link_rates(s)?.with_failures(s)?;
+        let fabric = Fabric::try_build(s)?.with_link_rates(s)?.with_failures(s)?;
         let workload = Workload::build(s, &fabric)?;
         let transport = transport_params(s, &fabric)?;
         let is_switch = |n: u32| n >= fabric.num_hosts && n < fabric.num_nodes();

@@ -38,9 +38,11 @@ pub enum Purpose {
     Poisson = 13,
     /// Start times of a staggered shuffle (`workload/shuffle.rs`, owner = the flow id).
     Shuffle = 14,
+    /// Opera failure draws (`topology/opera/faults.rs`; owner = the draw's number).
+    OperaFaults = 15,
     /// The static `random` routing's table: a port per (switch, destination) (owner =
     /// switch << 32 | destination, `topology/pgft/routing.rs`).
-    StaticRandom = 15,
+    StaticRandom = 16,
 }
 
 pub(crate) fn splitmix64(mut x: u64) -> u64 {

@@ -67,6 +67,8 @@ pub struct RunOutput {
     pub fct_bins_bytes: Vec<u64>,
     /// NVLink bytes that accompany the workload (GPU servers; reported, not simulated).
     pub nvlink_bytes: u64,
+    /// Opera's schedule, if the fabric is one.
+    pub opera: Option<crate::topology::opera::OperaFacts>,
     /// Events processed per node, by node id (`node_events.csv`).
     pub node_events: Vec<u64>,
     pub phase_lower_bounds_ps: Vec<u64>,
@@ -404,6 +406,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         phase_names: m.workload.phase_names().to_vec(),
         fct_bins_bytes: m.fct_bins_bytes.clone(),
         nvlink_bytes: m.workload.nvlink_bytes(),
+        opera: m.fabric.opera().map(|o| o.facts()),
         node_events,
         phase_lower_bounds_ps: phase_lower_bounds_ps(&bound_inputs),
         metrics: merged,

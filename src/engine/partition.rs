@@ -7,7 +7,7 @@
 //! before the one that causes it; an event for another partition falls at or after the
 //! current window's end (the lookahead rule), and only arrivals over cut links cross.
 
-use super::plan::{Plan, NOT_CUT};
+use super::plan::{Plan, NOT_CUT, VARIES};
 use super::queue::EventQueue;
 use crate::metrics::{Metrics, StageStats};
 use crate::model::Model;
@@ -78,7 +78,12 @@ impl Scheduler for Sink<'_> {
             );
         }
         let slot = match ev.what {
-            What::Arrive { .. } => self.plan.link_slot[(ev.tie & ((1 << 62) - 1)) as usize],
+            What::Arrive { .. } => match self.plan.link_slot[(ev.tie & ((1 << 62) - 1)) as usize] {
+                VARIES => self
+                    .plan
+                    .slot_to(self.id, self.node_part[ev.node() as usize]),
+                slot => slot,
+            },
             _ => NOT_CUT,
         };
         if slot == NOT_CUT {

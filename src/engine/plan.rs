@@ -38,7 +38,19 @@ pub struct Plan {
 /// [`Plan::link_slot`] of a link inside one partition.
 pub const NOT_CUT: u32 = u32::MAX;
 
+/// [`Plan::link_slot`] of a link whose peer, and so whose peer's partition, changes with time
+/// (Opera's rotor uplinks): the slot is looked up per event ([`Plan::slot_to`]).
+pub const VARIES: u32 = u32::MAX - 1;
+
 impl Plan {
+    /// The outbox slot of partition `src` for events to partition `dst` (a neighbour).
+    pub fn slot_to(&self, src: u32, dst: u32) -> u32 {
+        self.out_neighbors[src as usize]
+            .iter()
+            .position(|&d| d == dst)
+            .map_or(NOT_CUT, |s| s as u32)
+    }
+
     /// The most partitions the automatic plan can make.
     pub fn max_parts(m: &Model) -> u32 {
         m.fabric.num_groups(true)
@@ -183,33 +195,14 @@ impl Cut {
         };
         for n in 0..f.num_nodes() {
             for p in 0..f.num_ports(n) {
-                let (peer, _) = f.peer(n, p, 0);
-                let (src, dst) = (node_part[n as usize], node_part[peer as usize]);
-                if src == dst {
-                    continue;
+                let peers = f.peers_over_time(n, p);
+                let mut slot = NOT_CUT;
+                for (i, &(peer, _)) in peers.iter().enumerate() {
+                    let s = cut.add(m, node_part, n, p, peer)?;
+                    // A link whose peer changes (Opera) finds its slot per event.
+                    slot = if i == 0 || s == slot { s } else { VARIES };
                 }
-                cut.links += 1;
-                if link_delay_ps(m, n, p) == 0 {
-                    let fwd = if f.is_host(peer) {
-                        ""
-                    } else {
-                        " (and switch.forwarding_latency_ns is 0)"
-                    };
-                    bail!(
-                        "{}: zero lookahead: the link from node {n} port {p} to node {peer} has zero latency{fwd} but is cut between partitions {src} and {dst}; give it a positive latency or use one partition",
-                        f.latency_field(n, p)
-                    );
-                }
-                let outs = &mut cut.out_neighbors[src as usize];
-                let slot = match outs.iter().position(|&d| d == dst) {
-                    Some(s) => s,
-                    None => {
-                        outs.push(dst);
-                        cut.in_neighbors[dst as usize].push((src, outs.len() as u32 - 1));
-                        outs.len() - 1
-                    }
-                };
-                cut.link_slot[f.port_id(n, p) as usize] = slot as u32;
+                cut.link_slot[f.port_id(n, p) as usize] = slot;
             }
         }
         for ins in &mut cut.in_neighbors {
@@ -217,6 +210,45 @@ impl Cut {
         }
         cut.lookahead_ps = window_ps(m);
         Ok(cut)
+    }
+
+    /// Records that port `p` of `n` can lead to `peer`; returns the outbox slot in `n`'s
+    /// partition for `peer`'s, or [`NOT_CUT`] if they share one.
+    fn add(
+        &mut self,
+        m: &Model,
+        node_part: &[u32],
+        n: NodeId,
+        p: u16,
+        peer: NodeId,
+    ) -> Result<u32> {
+        let f = &m.fabric;
+        let (src, dst) = (node_part[n as usize], node_part[peer as usize]);
+        if src == dst {
+            return Ok(NOT_CUT);
+        }
+        self.links += 1;
+        if link_delay_ps(m, n, p) == 0 {
+            let fwd = if f.is_host(peer) {
+                ""
+            } else {
+                " (and switch.forwarding_latency_ns is 0)"
+            };
+            bail!(
+                "{}: zero lookahead: the link from node {n} port {p} to node {peer} has zero latency{fwd} but is cut between partitions {src} and {dst}; give it a positive latency or use one partition",
+                f.latency_field(n, p)
+            );
+        }
+        let outs = &mut self.out_neighbors[src as usize];
+        let slot = match outs.iter().position(|&d| d == dst) {
+            Some(s) => s,
+            None => {
+                outs.push(dst);
+                self.in_neighbors[dst as usize].push((src, outs.len() as u32 - 1));
+                outs.len() - 1
+            }
+        };
+        Ok(slot as u32)
     }
 }
 

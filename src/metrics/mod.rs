@@ -57,6 +57,10 @@ pub struct Counters {
     pub advert_bytes_sent: u64,
     /// Advertisements consumed by the switch at the other end of their link.
     pub adverts_delivered: u64,
+    /// Opera: packets lost because their uplink's rotor was dark when their last bit left.
+    pub opera_clipped: u64,
+    /// Opera: packets that left an uplink over another circuit than their label planned.
+    pub opera_late: u64,
     /// First data packet sent by any host (u64::MAX: none).
     pub first_send_ps: u64,
     /// Last ACK that completed a flow.
@@ -95,6 +99,8 @@ impl Counters {
         self.adverts_sent += o.adverts_sent;
         self.advert_bytes_sent += o.advert_bytes_sent;
         self.adverts_delivered += o.adverts_delivered;
+        self.opera_clipped += o.opera_clipped;
+        self.opera_late += o.opera_late;
         self.first_send_ps = self.first_send_ps.min(o.first_send_ps);
         self.last_ack_ps = self.last_ack_ps.max(o.last_ack_ps);
         self.last_event_ps = self.last_event_ps.max(o.last_event_ps);

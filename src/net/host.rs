@@ -485,7 +485,8 @@ impl Host {
         out: &mut S,
         mx: &mut Metrics,
     ) {
-        finish_tx(m, self.id, 0, &mut self.nic.port, now_ps, out, |_, _| {});
+        let clipped = finish_tx(m, self.id, 0, &mut self.nic.port, now_ps, out, |_, _| {});
+        assert!(clipped.is_none(), "a host link is never dark");
         self.try_send(m, now_ps, out, mx);
     }
 
@@ -634,7 +635,7 @@ impl Host {
         self.start_due_flows(m, now_ps, mx);
         // Flows whose transport holds their next packet back leave the rotation; try the
         // next one (a loop, not recursion: thousands of flows may be held back at once).
-        let pkt = loop {
+        let mut pkt = loop {
             match self.nic.pick(now_ps) {
                 Some(Pick::Control) => {
                     mx.counters.acks_sent += 1;
@@ -668,6 +669,10 @@ impl Host {
             Pick::Control
         };
         self.nic.picked(pick, begin, wire, m.load_ppm);
+        if let Some(o) = m.fabric.opera() {
+            // Opera's label: the superslice in which the NIC starts sending the packet.
+            pkt.via = o.label(begin);
+        }
         self.nic.port.push(pkt, now_ps);
         let started = start_tx(m, self.id, 0, &mut self.nic.port, now_ps, out);
         debug_assert_eq!(started, begin);

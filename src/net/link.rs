@@ -11,6 +11,7 @@ use super::event::{Event, Scheduler};
 use super::Port;
 use crate::model::Model;
 use crate::packet::Packet;
+use crate::topology::opera::DARK;
 use crate::topology::NodeId;
 
 /// Starts transmitting the head of `port` (which must be idle and non-empty) as soon as the
@@ -35,7 +36,8 @@ pub(crate) fn start_tx<S: Scheduler>(
 
 /// Ends the transmission of the packet on the wire (its last bit is out), lets `dequeued`
 /// see it as it leaves (ECN marking on dequeue; it gets the port after removal), sends it
-/// over the link, and starts the next one.
+/// over the link, and starts the next one. Returns the packet if the link was dark (an
+/// Opera rotor reconfiguring): it is lost, and the caller counts it.
 #[inline]
 pub(crate) fn finish_tx<S: Scheduler>(
     m: &Model,
@@ -45,20 +47,26 @@ pub(crate) fn finish_tx<S: Scheduler>(
     now_ps: u64,
     out: &mut S,
     dequeued: impl FnOnce(&mut Packet, &mut Port),
-) {
+) -> Option<Packet> {
     let link = m.fabric.link(node, p);
     let size = port.on_wire().size_bytes;
     let wire = link.serialization_ps(size as u64 + m.interframe_bytes as u64);
     let mut pkt = port.pop(now_ps, wire);
     dequeued(&mut pkt, port);
     let (peer, peer_port) = m.fabric.peer(node, p, now_ps);
-    let mut at = now_ps + link.latency_ps;
-    if !m.fabric.is_host(peer) {
-        at += m.forwarding_ps;
-    }
-    let link_id = m.fabric.port_id(node, p);
-    out.schedule(Event::arrive(at, link_id, peer, peer_port, pkt));
+    let clipped = if peer == DARK {
+        Some(pkt)
+    } else {
+        let mut at = now_ps + link.latency_ps;
+        if !m.fabric.is_host(peer) {
+            at += m.forwarding_ps;
+        }
+        let link_id = m.fabric.port_id(node, p);
+        out.schedule(Event::arrive(at, link_id, peer, peer_port, pkt));
+        None
+    };
     if !port.is_empty() {
         start_tx(m, node, p, port, now_ps, out);
     }
+    clipped
 }

@@ -11,7 +11,8 @@ use crate::metrics::Counters;
 use crate::model::Model;
 use crate::packet::{flags, Packet, ADVERT_ENTRIES};
 use crate::rng::{stream, Purpose};
-use crate::topology::{NodeId, Route};
+use crate::topology::opera::{OperaFabric, MAX_UPLINKS};
+use crate::topology::{Candidates, NodeId, Route};
 use rand::Rng;
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
@@ -161,7 +162,18 @@ impl Switch {
             self.lb.on_advert(in_port, &pkt);
             return;
         }
-        let route = if pkt.flags & flags::VALIANT_UP != 0 {
+        let hop_buf: [u16; MAX_UPLINKS];
+        let route = if let Some(o) = m.fabric.opera() {
+            match o.downlink(self.id, pkt.dst) {
+                Some(p) => Route::Port(p),
+                None => {
+                    let mut buf = [0u16; MAX_UPLINKS];
+                    let count = o.next_hop_ports(self.id, pkt.dst, pkt.via, &mut buf);
+                    hop_buf = buf;
+                    Route::Choice(Candidates::List(&hop_buf[..count]))
+                }
+            }
+        } else if pkt.flags & flags::VALIANT_UP != 0 {
             crate::lb::valiant::route(&m.fabric, self.id, &mut pkt, now_ps)
         } else if crate::packet::is_pinned(pkt.via) && pkt.is_data() {
             let p = crate::workload::background::pinned_port(&m.fabric, self.id, pkt.dst, pkt.via);
@@ -248,9 +260,32 @@ impl Switch {
     ) {
         let (qdisc, rng) = (&self.qdisc, &mut self.queue_rng);
         let port = &mut self.ports[p as usize];
-        finish_tx(m, self.id, p, port, now_ps, out, |pkt, port| {
+        if let Some(o) = m.fabric.opera() {
+            if o.is_uplink(self.id, p) {
+                count_late(o, self.id, p, port.on_wire(), now_ps, c);
+            }
+        }
+        let clipped = finish_tx(m, self.id, p, port, now_ps, out, |pkt, port| {
             c.ecn_marked += qdisc.dequeued(pkt, port, rng) as u64;
         });
+        if let Some(pkt) = clipped {
+            c.opera_clipped += 1;
+            if pkt.is_data() {
+                c.data_dropped += 1;
+            } else {
+                c.acks_dropped += 1;
+            }
+        }
+    }
+}
+
+/// Counts a packet leaving on an Opera uplink over another circuit than its label's
+/// superslice planned (its rotor reconfigured before it left: queued longer than ε allows).
+#[inline]
+fn count_late(o: &OperaFabric, n: NodeId, p: u16, pkt: &Packet, now_ps: u64, c: &mut Counters) {
+    let planned = o.planned_peer(n, p, pkt.via);
+    if o.peer_at(n, p, now_ps).map(|x| x.0) != Some(planned) {
+        c.opera_late += 1;
     }
 }
 

@@ -126,7 +126,23 @@ impl Summary {
             "phases": phases_json(o),
             "fct_by_size": fct_by_size_json(o),
             "nvlink_bytes": o.nvlink_bytes,
+            "bandwidth_tax": bandwidth_tax(o),
         });
+        let mut results = results;
+        if let Some(f) = &o.opera {
+            results["opera"] = json!({
+                "cycle_ns": ns(f.cycle_ps),
+                "superslice_ns": ns(f.superslice_ps),
+                "epsilon_ns": ns(f.epsilon_ps),
+                "delta_ns": ns(f.delta_ps),
+                "reconfig_ns": ns(f.reconfig_ps),
+                "worst_hops": f.worst_hops,
+                "mean_hops": f.mean_hops,
+                "realization": f.realization,
+                "clipped": c.opera_clipped,
+                "late": c.opera_late,
+            });
+        }
         let ls = &o.loop_stats;
         let run = json!({
             "wall_s": o.wall_s,
@@ -264,6 +280,19 @@ fn fct_by_size_json(o: &RunOutput) -> Value {
 /// `results.phases`: per phase of a collective, its first send, last ACK, duration (null
 /// until every flow of the phase completed, like `cct_ns`), duration lower bound and the
 /// payload bytes of its completed flows.
+/// Bytes carried by switch-to-switch links over bytes switches delivered to hosts (every
+/// packet kind; stages between the first, from hosts, and the last, to hosts): 1.0 when
+/// every byte crosses one switch-to-switch link (Opera's direct circuits), Opera's mean
+/// rotor hops in general; null before anything reached a host.
+fn bandwidth_tax(o: &RunOutput) -> Value {
+    let n = o.stages.len();
+    if n < 3 || o.stages[n - 1].bytes_sent == 0 {
+        return Value::Null;
+    }
+    let carried: u64 = o.stages[1..n - 1].iter().map(|s| s.bytes_sent).sum();
+    json!(carried as f64 / o.stages[n - 1].bytes_sent as f64)
+}
+
 fn phases_json(o: &RunOutput) -> Value {
     let done = o.flows_incomplete == 0;
     let list: Vec<Value> = o

@@ -65,6 +65,9 @@ pub enum TopologyKind {
     LeafSpine,
     /// A Parallel Generalized Fat-Tree (`[topology.pgft]`).
     Pgft,
+    /// Opera (NSDI 2020): racks whose uplinks go to rotor circuit switches cycling through
+    /// matchings (`topology.racks`, `hosts_per_rack`, `uplinks`, `[topology.opera]`).
+    Opera,
 }
 
 impl TopologyKind {
@@ -73,6 +76,7 @@ impl TopologyKind {
             TopologyKind::FatTree => "fat_tree",
             TopologyKind::LeafSpine => "leaf_spine",
             TopologyKind::Pgft => "pgft",
+            TopologyKind::Opera => "opera",
         }
     }
 }
@@ -101,6 +105,57 @@ pub struct TopologyConfig {
     pub hosts_per_leaf: Option<u32>,
     /// `kind = "pgft"` only: PGFT(h; m; w; p) and node types.
     pub pgft: Option<PgftConfig>,
+    /// Rack fabrics (Opera): racks (ToRs), hosts per rack and uplinks per rack (Opera: one
+    /// per rotor switch). Unset: the paper's k = 12 fabric of 108 racks × 6 hosts, 6 uplinks.
+    pub racks: Option<u32>,
+    pub hosts_per_rack: Option<u32>,
+    pub uplinks: Option<u32>,
+    pub opera: OperaConfig,
+}
+
+/// Most uplinks (Opera: rotors) per rack.
+pub const MAX_RACK_UPLINKS: u32 = 64;
+
+/// `[topology.opera]`: Opera's schedule and slice timing (defaults: the paper's constants).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct OperaConfig {
+    /// Rotor groups: one rotor per group reconfigures per superslice (1: the paper's k = 12;
+    /// large radix: e.g. 6, so the cycle grows linearly with the radix).
+    pub groups: u32,
+    /// ε: the time in a slice low-latency packets may be sent (worst-case end-to-end delay).
+    /// Unset: 90 µs, or `slice_ns` − δ − r when `slice_ns` is given.
+    pub epsilon_ns: Option<f64>,
+    /// The slice (superslice) length ε + δ + r, instead of ε.
+    pub slice_ns: Option<f64>,
+    /// δ: one hop of propagation plus one full packet's serialization. Unset: the rotor
+    /// link's latency + (payload + header) bytes at the rotor link's rate (1.7 µs in the
+    /// paper's fabric).
+    pub delta_ns: Option<f64>,
+    /// r: a rotor's reconfiguration time (dark).
+    pub reconfig_ns: f64,
+    /// Candidate schedules drawn from the seed; the best by (worst-case, mean) hops is kept.
+    pub realizations: u32,
+    /// Most shortest paths per (superslice, rack pair) `weft validate` lists (NSDI: 5).
+    pub max_paths: u32,
+    /// Build the factorization by lifting a ≤ 64-rack one (the authors' generator) instead
+    /// of colouring J_N directly.
+    pub lifting: bool,
+}
+
+impl Default for OperaConfig {
+    fn default() -> Self {
+        OperaConfig {
+            groups: 1,
+            epsilon_ns: None,
+            slice_ns: None,
+            delta_ns: None,
+            reconfig_ns: 10_000.0,
+            realizations: 1,
+            max_paths: 5,
+            lifting: false,
+        }
+    }
 }
 
 impl TopologyConfig {
@@ -126,6 +181,16 @@ impl TopologyConfig {
             self.leaves.unwrap_or(self.k),
             self.spines.unwrap_or(self.k / 2),
             self.hosts_per_leaf.unwrap_or(self.k / 2),
+        )
+    }
+
+    /// (racks, hosts per rack, uplinks per rack) of a rack fabric (Opera): unset, the
+    /// paper's 108 × 6 with 6 uplinks.
+    pub fn rack_dims(&self) -> (u32, u32, u32) {
+        (
+            self.racks.unwrap_or(108),
+            self.hosts_per_rack.unwrap_or(6),
+            self.uplinks.unwrap_or(6),
         )
     }
 }
@@ -199,6 +264,10 @@ impl Default for TopologyConfig {
             spines: None,
             hosts_per_leaf: None,
             pgft: None,
+            racks: None,
+            hosts_per_rack: None,
+            uplinks: None,
+            opera: OperaConfig::default(),
         }
     }
 }
@@ -864,6 +933,11 @@ pub enum WorkloadKind {
     /// Every host sends `message_bytes` to every host of other racks, at 0 or staggered over
     /// `stagger_us` (`workload/shuffle.rs`).
     Shuffle,
+    /// Opera's hot rack: the hosts of one rack send `message_bytes` to those of another
+    /// (`workload/rack_patterns.rs`).
+    HotRack,
+    /// Opera's skew[θ, 1]: a permutation among the hosts of `active_racks` (θ) of the racks.
+    Skew,
     /// A ring collective (`collective`) over `hosts`: every step waits for the previous
     /// step's chunk from the previous rank.
     Ring,
@@ -1003,6 +1077,11 @@ pub struct WorkloadConfig {
     /// Permutation: every host sends to a host of another pod (fat tree) or leaf
     /// (leaf-spine), as the Ofan paper's link-overload figure.
     pub inter_pod: bool,
+    /// Permutation: every host sends to a host of another rack (edge switch, leaf, Opera
+    /// rack): the Opera paper's host permutation.
+    pub inter_rack: bool,
+    /// Skew: the share θ of racks that is active (skew[θ, 1]), in (0, 1]; unset: 0.2.
+    pub active_racks: Option<f64>,
     /// Continuous: offered load as a fraction of the host's line rate, in (0, 1]
     /// (unset: 1); poisson: the fraction of aggregate host link bandwidth the flows' payload
     /// offers, in (0, 1] (required).
@@ -1078,6 +1157,8 @@ impl Default for WorkloadConfig {
             message_bytes: 1 << 20,
             file: None,
             inter_pod: false,
+            inter_rack: false,
+            active_racks: None,
             load: None,
             duration_us: None,
             size_cdf: None,

@@ -1,7 +1,8 @@
 //! Semantic checks of a typed scenario. Each error names the dotted field path.
 
 use super::{
-    BufferBytes, CcKind, EcnMode, LbPolicy, MixSelect, Scenario, TopologyKind, WorkloadKind,
+    BufferBytes, CcKind, EcnMode, LbPolicy, MixSelect, OperaConfig, Scenario, TopologyKind,
+    WorkloadKind, MAX_RACK_UPLINKS,
 };
 use thiserror::Error;
 
@@ -39,6 +40,7 @@ pub fn tier_names(kind: TopologyKind) -> &'static [&'static str] {
         TopologyKind::LeafSpine => &["host_leaf", "leaf_spine"],
         // By height: `TopologyConfig::tier_names`; this is the three-level one.
         TopologyKind::Pgft => super::pgft_tier_names(3),
+        TopologyKind::Opera => &["host_tor", "tor_tor"],
     }
 }
 
@@ -113,6 +115,7 @@ impl Scenario {
                 let p = g.p_or_ones();
                 (1..g.m.len()).map(|l| g.w[l] * p[l]).max().unwrap_or(1)
             }),
+            TopologyKind::Opera => self.topology.rack_dims().2,
         }
     }
 
@@ -134,6 +137,69 @@ impl Scenario {
                 "failures",
                 "link failures are not supported on kind = \"pgft\" yet"
             );
+        }
+        Ok(())
+    }
+
+    /// Rack fabrics (Opera): dimensions, slice constants, and what Opera cannot combine with
+    /// (its own routing rule, time-varying links). What needs the schedule (connected
+    /// superslices) is checked when the fabric is built.
+    fn validate_racks(&self) -> Result<()> {
+        let t = &self.topology;
+        let opera = t.kind == TopologyKind::Opera;
+        for (field, v, min, max) in [
+            ("topology.racks", t.racks, 2, 1 << 20),
+            ("topology.hosts_per_rack", t.hosts_per_rack, 1, 4096),
+            ("topology.uplinks", t.uplinks, 2, MAX_RACK_UPLINKS),
+        ] {
+            match v {
+                Some(_) if !opera => bail_field!(field, "only used with kind = \"opera\""),
+                Some(n) if n < min || n > max => {
+                    bail_field!(field, "must be from {min} to {max} (got {n})")
+                }
+                _ => {}
+            }
+        }
+        let o = &t.opera;
+        if !opera {
+            if *o != OperaConfig::default() {
+                bail_field!("topology.opera", "only used with kind = \"opera\"");
+            }
+            return Ok(());
+        }
+        for (field, v) in [
+            ("topology.opera.epsilon_ns", o.epsilon_ns),
+            ("topology.opera.slice_ns", o.slice_ns),
+            ("topology.opera.delta_ns", o.delta_ns),
+            ("topology.opera.reconfig_ns", Some(o.reconfig_ns)),
+        ] {
+            if let Some(ns) = v {
+                check_latency(field, ns)?;
+            }
+        }
+        if o.epsilon_ns.is_some() && o.slice_ns.is_some() {
+            bail_field!(
+                "topology.opera.slice_ns",
+                "give either epsilon_ns or slice_ns (= ε + δ + r), not both"
+            );
+        }
+        if !matches!(self.lb.policy, LbPolicy::Ecmp | LbPolicy::Rps) {
+            bail_field!(
+                "lb.policy",
+                "Opera ToRs choose among the shortest next hops of a packet's send slice: \
+                 \"rps\" (a random shortest path per packet, as the authors' simulator) or \
+                 \"ecmp\" (one per flow and slice), not \"{}\"",
+                self.lb.policy.name()
+            );
+        }
+        if !t.link_rates.is_empty() {
+            bail_field!(
+                "topology.link_rates",
+                "not supported on Opera (rotor links change peers); use topology.tiers"
+            );
+        }
+        if self.failures.any() {
+            bail_field!("failures", "link failures are not supported on Opera yet");
         }
         Ok(())
     }
@@ -170,6 +236,7 @@ impl Scenario {
             }
         }
         self.validate_pgft()?;
+        self.validate_racks()?;
         check_rate("topology.link_rate_gbps", t.link_rate_gbps)?;
         check_latency("topology.link_latency_ns", t.link_latency_ns)?;
         let names = t.tier_names();
@@ -318,17 +385,45 @@ impl Scenario {
         if w.kind != WorkloadKind::Poisson && w.size_cdf.is_some() {
             bail_field!("workload.size_cdf", "only used with kind = \"poisson\"");
         }
+        if w.kind != WorkloadKind::Permutation && w.inter_rack {
+            bail_field!(
+                "workload.inter_rack",
+                "only used with kind = \"permutation\""
+            );
+        }
+        if w.inter_rack && w.inter_pod {
+            bail_field!(
+                "workload.inter_rack",
+                "give inter_rack or inter_pod, not both"
+            );
+        }
+        match (w.kind, w.active_racks) {
+            (WorkloadKind::Skew, Some(f)) if !(f > 0.0 && f <= 1.0) => {
+                bail_field!("workload.active_racks", "must be in (0, 1] (got {f})")
+            }
+            (WorkloadKind::Skew, _) | (_, None) => {}
+            _ => bail_field!("workload.active_racks", "only used with kind = \"skew\""),
+        }
         if w.kind != WorkloadKind::Shuffle && w.stagger_us.is_some() {
             bail_field!("workload.stagger_us", "only used with kind = \"shuffle\"");
         }
         match w.kind {
-            WorkloadKind::AllToAll | WorkloadKind::Shuffle if w.inter_pod => {
+            WorkloadKind::AllToAll
+            | WorkloadKind::Shuffle
+            | WorkloadKind::HotRack
+            | WorkloadKind::Skew
+                if w.inter_pod =>
+            {
                 bail_field!(
                     "workload.inter_pod",
                     "only used with kind = \"permutation\""
                 );
             }
-            WorkloadKind::Permutation | WorkloadKind::AllToAll | WorkloadKind::Shuffle => {
+            WorkloadKind::Permutation
+            | WorkloadKind::AllToAll
+            | WorkloadKind::Shuffle
+            | WorkloadKind::HotRack
+            | WorkloadKind::Skew => {
                 if let Some(d) = w.stagger_us {
                     if !(0.0..=1e9).contains(&d) {
                         bail_field!("workload.stagger_us", "must be in [0, 10^9] µs (got {d})");

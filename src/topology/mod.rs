@@ -108,11 +108,12 @@ pub enum Route<'a> {
 }
 
 /// Topology-specific addressing and routing.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Shape {
     FatTree(fat_tree::FatTree),
     LeafSpine(leaf_spine::LeafSpine),
     Pgft(pgft::Pgft),
+    Opera(Box<opera::OperaFabric>),
 }
 
 /// Calls the same method on whichever shape the fabric is: the one place that lists them.
@@ -122,6 +123,7 @@ macro_rules! dispatch {
             Shape::FatTree($s) => $call,
             Shape::LeafSpine($s) => $call,
             Shape::Pgft($s) => $call,
+            Shape::Opera($s) => $call,
         }
     };
 }
@@ -159,10 +161,17 @@ struct Wiring {
 }
 
 impl Fabric {
+    /// [`Fabric::try_build`] of a scenario known to be buildable (tests, examples).
     pub fn build(s: &Scenario) -> Fabric {
+        Fabric::try_build(s).unwrap_or_else(|e| panic!("cannot build the fabric: {e}"))
+    }
+
+    /// Builds the fabric of a validated scenario; fails (naming the field) only where the
+    /// topology's own construction can (Opera: no connected schedule for these racks).
+    pub fn try_build(s: &Scenario) -> Result<Fabric, FieldError> {
         let t = &s.topology;
         let mut latency_fields = vec![];
-        let link_classes = t
+        let link_classes: Vec<LinkParams> = t
             .tier_names()
             .iter()
             .map(|name| {
@@ -209,13 +218,46 @@ impl Fabric {
                     crate::scenario::pgft_stage_names(g.h as u32),
                 )
             }
+            TopologyKind::Opera => {
+                let params = opera::OperaFabric::params(s, &link_classes[1])?;
+                let of = opera::OperaFabric::new(&params)?;
+                let (hosts, wiring) = (of.num_hosts(), of.wiring());
+                (Shape::Opera(Box::new(of)), hosts, wiring, opera::STAGES)
+            }
         };
         let mut f = Fabric::assemble(t.kind, t.k, num_hosts, shape, wiring, link_classes);
         f.latency_fields = latency_fields;
         f.stage_names = stages;
-        f.host_types = t.host_types(num_hosts).expect("validated node types");
+        f.host_types = t.host_types(num_hosts)?;
         f.parallel_down = f.as_pgft().is_some_and(|g| (2..=g.h).any(|l| g.p(l) > 1));
-        f
+        Ok(f)
+    }
+
+    /// The Opera fabric's schedule and label routing, if this is one.
+    #[inline]
+    pub fn opera(&self) -> Option<&opera::OperaFabric> {
+        match &self.shape {
+            Shape::Opera(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// Whether some link's peer changes with time (Opera's rotor uplinks).
+    pub fn is_time_varying(&self) -> bool {
+        self.opera().is_some()
+    }
+
+    /// Every (node, port) that port `p` of node `n` can lead to at some time: the one peer of
+    /// a static link, every ToR a rotor uplink reaches over a cycle.
+    pub fn peers_over_time(&self, n: NodeId, p: u16) -> Vec<(NodeId, u16)> {
+        match self.opera() {
+            Some(o) if o.is_uplink(n, p) => o
+                .peers_over_cycle(n, p)
+                .into_iter()
+                .map(|t| (t, p))
+                .collect(),
+            _ => vec![self.peer(n, p, 0)],
+        }
     }
 
     fn assemble(
@@ -394,9 +436,15 @@ impl Fabric {
         let n = self.port_base.partition_point(|&b| b <= g) - 1;
         (n as NodeId, (g - self.port_base[n]) as u16)
     }
-    /// The node and input port that port `p` of node `n` leads to at time `now_ps`.
+    /// The node and input port that port `p` of node `n` leads to at time `now_ps`;
+    /// [`opera::DARK`] as the node while an Opera rotor reconfigures.
     #[inline]
-    pub fn peer(&self, n: NodeId, p: u16, _now_ps: u64) -> (NodeId, u16) {
+    pub fn peer(&self, n: NodeId, p: u16, now_ps: u64) -> (NodeId, u16) {
+        if let Shape::Opera(o) = &self.shape {
+            if let Some(peer) = o.peer_at(n, p, now_ps) {
+                return peer;
+            }
+        }
         let g = self.port_id(n, p) as usize;
         (self.port_peer_node[g], self.port_peer_port[g])
     }
@@ -429,8 +477,11 @@ impl Fabric {
     /// Where switch `n` may forward a packet for host `dst` at time `now_ps`: with failed
     /// links, only the ports that still reach `dst` on a shortest path.
     #[inline]
-    pub fn route(&self, n: NodeId, dst: NodeId, _now_ps: u64) -> Route<'_> {
+    pub fn route(&self, n: NodeId, dst: NodeId, now_ps: u64) -> Route<'_> {
         debug_assert!(!self.is_host(n));
+        if let Shape::Opera(o) = &self.shape {
+            return o.route_at(n, dst, o.label(now_ps));
+        }
         if let Some(f) = &self.failures {
             if let Some(valid) = f.route(n, self.num_hosts, self.subtree(dst, 1).0) {
                 return Route::Choice(Candidates::List(valid));
@@ -524,6 +575,7 @@ impl Fabric {
         match self.kind {
             TopologyKind::FatTree => "edge switch",
             TopologyKind::LeafSpine | TopologyKind::Pgft => "leaf",
+            TopologyKind::Opera => "rack",
         }
     }
 
@@ -534,6 +586,7 @@ impl Fabric {
             Shape::FatTree(f) => Some(f.as_pgft()),
             Shape::LeafSpine(l) => Some(l.as_pgft()),
             Shape::Pgft(g) => Some(*g),
+            Shape::Opera(_) => None,
         }
     }
 

@@ -2,8 +2,8 @@
 //! u uplinks each, uplink b of every rack wired to rotor (circuit) switch b. Rotors cycle
 //! through matchings of the racks so that, over a cycle, every ordered rack pair is directly
 //! connected exactly once. Everything here is a pure function of [`OperaParams`] (seed and
-//! slice constants included): every rank builds the same schedule without messages. No
-//! simulator integration yet: `Fabric` does not use this module.
+//! slice constants included): every rank builds the same schedule without messages.
+//! `fabric.rs` makes it a weft fabric (`topology.kind = "opera"`).
 //!
 //! One file per concept:
 //! - `factorize.rs`: N random involutions summing to J_N (all ones, diagonal included: each
@@ -35,7 +35,9 @@
 //! for the base factorization, 1 for lifting and 2 for the assignment to rotors, so changing
 //! one step does not shift the draws of the others.
 
+mod fabric;
 mod factorize;
+pub mod faults;
 mod paths;
 mod schedule;
 mod timing;
@@ -43,6 +45,7 @@ mod timing;
 #[cfg(test)]
 mod tests;
 
+pub use fabric::{OperaFabric, OperaFacts, DARK, MAX_UPLINKS, STAGES};
 pub use factorize::{lift_base, Factorization};
 pub use paths::{PathError, Paths};
 pub use schedule::Schedule;

@@ -1,0 +1,414 @@
+//! Opera as a weft fabric: N racks of d hosts, each ToR with u uplinks, uplink b of every
+//! ToR wired (through rotor switch b) to the ToR that rotor b's current matching pairs it
+//! with. Rotor switches are not nodes: a rotor is a time-varying link, as in the authors'
+//! simulator, so a ToR uplink's peer is a function of the time ([`OperaFabric::peer_at`]).
+//!
+//! Numbering: hosts `0..N·d` (rack r has hosts r·d..), ToRs `N·d + r`. ToR ports `0..d` go
+//! down to the rack's hosts, port `d + b` up to rotor b; an uplink always reaches the same
+//! port `d + b` of its peer ToR (matchings are involutions), so links stay symmetric at every
+//! instant. On its self-loop (the rack paired with itself) an uplink is idle: routing never
+//! uses it.
+//!
+//! Routing (A.5): a packet's label is the superslice in which its host's NIC started sending
+//! it (`Packet::via`, written by the NIC: [`OperaFabric::label`]). Every ToR forwards it on a
+//! shortest path of the label superslice's graph — the union of the matchings of the rotors
+//! that stay up for the whole superslice — so a packet sent within a slice never needs a
+//! circuit that reconfigures in that slice. The ToR's LB policy chooses among the shortest
+//! next hops (`rps`: a random shortest path per packet, as the authors' simulator draws one at
+//! the sender; `ecmp`: one per flow and label). Label switching by hop-by-hop next hops of
+//! the label's superslice is the source route the sender would stamp: whichever next hop a
+//! ToR picks, the packet stays on a shortest path of that superslice.
+
+use super::{Opera, OperaParams, Timing};
+use crate::scenario::{FieldError, Scenario};
+use crate::topology::{LinkParams, NodeId, Route, Wiring};
+
+/// Stage names: host to ToR, ToR to ToR over a rotor, ToR to host.
+pub const STAGES: &[&str] = &["host_tor", "tor_tor", "tor_host"];
+
+/// The peer of an uplink whose rotor is reconfiguring (dark): nothing arrives.
+pub const DARK: NodeId = NodeId::MAX;
+
+/// Most uplinks (rotors) per ToR: a ToR's next hops fit in a stack buffer of this size.
+pub const MAX_UPLINKS: usize = crate::scenario::MAX_RACK_UPLINKS as usize;
+
+/// What summary.json reports of the schedule.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OperaFacts {
+    pub cycle_ps: u64,
+    pub superslice_ps: u64,
+    pub epsilon_ps: u64,
+    pub delta_ps: u64,
+    pub reconfig_ps: u64,
+    /// Worst and mean ToR-to-ToR hops of low-latency paths over all superslices.
+    pub worst_hops: u8,
+    pub mean_hops: f64,
+    /// Which candidate schedule was kept (0-based).
+    pub realization: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct OperaFabric {
+    opera: Opera,
+    racks: u32,
+    /// Hosts per rack (d), also the first uplink's port number.
+    d: u32,
+    /// Uplinks per ToR (u), one per rotor.
+    u: u32,
+    /// The first ToR's node id (= number of hosts).
+    t0: u32,
+}
+
+impl OperaFabric {
+    /// The schedule parameters of scenario `s`, whose rotor links are `rotor`: δ defaults to
+    /// one hop of propagation plus one full packet's serialization.
+    pub fn params(s: &Scenario, rotor: &LinkParams) -> Result<OperaParams, FieldError> {
+        let t = &s.topology;
+        let o = &t.opera;
+        let (racks, d, u) = t.rack_dims();
+        let ps = |ns: f64| (ns * 1_000.0).round() as u64;
+        let mtu = (s.packet.payload_bytes + s.packet.header_bytes) as u64;
+        let delta_ps = match o.delta_ns {
+            Some(ns) => ps(ns),
+            None => super::delta_ps(rotor.rate, mtu, rotor.latency_ps),
+        };
+        let reconfig_ps = ps(o.reconfig_ns);
+        let epsilon_ps = match (o.epsilon_ns, o.slice_ns) {
+            (Some(ns), _) => ps(ns),
+            (None, Some(ns)) => Timing::from_slice(ps(ns), delta_ps, reconfig_ps, 1)?.epsilon_ps,
+            (None, None) => super::PAPER_EPSILON_PS,
+        };
+        Ok(OperaParams {
+            racks: racks as usize,
+            hosts_per_rack: d as usize,
+            uplinks: u as usize,
+            groups: o.groups as usize,
+            epsilon_ps,
+            delta_ps,
+            reconfig_ps,
+            realizations: o.realizations as usize,
+            max_paths: o.max_paths as usize,
+            lifting: o.lifting,
+            seed: s.seed,
+        })
+    }
+
+    pub fn new(p: &OperaParams) -> Result<OperaFabric, FieldError> {
+        if p.uplinks > MAX_UPLINKS {
+            return Err(FieldError::new(
+                "topology.uplinks",
+                format!("at most {MAX_UPLINKS} per rack (got {})", p.uplinks),
+            ));
+        }
+        let opera = Opera::build(p)?;
+        Ok(OperaFabric {
+            racks: p.racks as u32,
+            d: p.hosts_per_rack as u32,
+            u: p.uplinks as u32,
+            t0: (p.racks * p.hosts_per_rack) as u32,
+            opera,
+        })
+    }
+
+    pub fn facts(&self) -> OperaFacts {
+        let t = self.opera.timing();
+        OperaFacts {
+            cycle_ps: t.cycle_ps(),
+            superslice_ps: t.superslice_ps(),
+            epsilon_ps: t.epsilon_ps,
+            delta_ps: t.delta_ps,
+            reconfig_ps: t.reconfig_ps,
+            worst_hops: self.opera.hop_table().worst(),
+            mean_hops: self.opera.hop_table().mean(),
+            realization: self.opera.realization(),
+        }
+    }
+
+    pub fn opera(&self) -> &Opera {
+        &self.opera
+    }
+    pub fn num_hosts(&self) -> u32 {
+        self.t0
+    }
+    pub fn racks(&self) -> u32 {
+        self.racks
+    }
+    pub fn hosts_per_rack(&self) -> u32 {
+        self.d
+    }
+
+    /// Hosts link to their ToR (class 0); uplinks to the ToR of superslice 0's matching
+    /// (class 1). [`OperaFabric::peer_at`] gives the peer at any other time.
+    pub(in crate::topology) fn wiring(&self) -> Wiring {
+        let (d, t0) = (self.d, self.t0);
+        let mut tiers = vec![0u8; t0 as usize];
+        let mut ports: Vec<Vec<(NodeId, u16, u8)>> = (0..t0)
+            .map(|x| vec![(t0 + x / d, (x % d) as u16, 0u8)])
+            .collect();
+        for r in 0..self.racks {
+            tiers.push(1);
+            let mut p: Vec<_> = (0..d).map(|i| (r * d + i, 0u16, 0u8)).collect();
+            p.extend((0..self.u).map(|b| {
+                let peer = self.opera.matching(b as usize, 0)[r as usize];
+                (t0 + peer, (d + b) as u16, 1u8)
+            }));
+            ports.push(p);
+        }
+        Wiring {
+            node_tier: tiers,
+            ports,
+        }
+    }
+
+    #[inline]
+    fn rack_of(&self, n: NodeId) -> u32 {
+        if n < self.t0 {
+            n / self.d
+        } else {
+            n - self.t0
+        }
+    }
+
+    /// Whether port `p` of node `n` is a ToR uplink (a rotor link).
+    #[inline]
+    pub fn is_uplink(&self, n: NodeId, p: u16) -> bool {
+        n >= self.t0 && p as u32 >= self.d
+    }
+
+    /// The label of a packet whose NIC starts sending it at `now_ps`: its superslice.
+    #[inline]
+    pub fn label(&self, now_ps: u64) -> u32 {
+        self.opera.timing().at(now_ps).superslice as u32
+    }
+
+    /// The peer of port `p` of node `n` at `now_ps` if it is an uplink: the peer ToR's port of
+    /// the same rotor, [`DARK`] while the rotor reconfigures; `None` for a static link.
+    #[inline]
+    pub fn peer_at(&self, n: NodeId, p: u16, now_ps: u64) -> Option<(NodeId, u16)> {
+        if !self.is_uplink(n, p) {
+            return None;
+        }
+        let rotor = (p as u32 - self.d) as usize;
+        Some(
+            match self.opera.peer_rack((n - self.t0) as usize, rotor, now_ps) {
+                Some(r) => (self.t0 + r, p),
+                None => (DARK, p),
+            },
+        )
+    }
+
+    /// The ToR that uplink `p` of ToR `n` reaches during the ε and δ of superslice `label`.
+    pub fn planned_peer(&self, n: NodeId, p: u16, label: u32) -> NodeId {
+        let rotor = (p as u32 - self.d) as usize;
+        self.t0 + self.opera.matching(rotor, label as usize)[(n - self.t0) as usize]
+    }
+
+    /// Every ToR uplink `p` of ToR `n` reaches over a cycle (its own ToR excluded).
+    pub fn peers_over_cycle(&self, n: NodeId, p: u16) -> Vec<NodeId> {
+        let rotor = (p as u32 - self.d) as usize;
+        let sched = self.opera.schedule();
+        let mut peers: Vec<NodeId> = (0..sched.matchings_per_rotor())
+            .map(|k| self.t0 + sched.rotor_matching(rotor, k)[(n - self.t0) as usize])
+            .filter(|&t| t != n)
+            .collect();
+        peers.sort_unstable();
+        peers.dedup();
+        peers
+    }
+
+    /// Writes into `buf` the uplinks of ToR `n` on shortest paths toward host `dst` in
+    /// superslice `label` and returns how many; 0 when `dst` is in `n`'s rack (then the route
+    /// is the downlink [`OperaFabric::downlink`]).
+    #[inline]
+    pub fn next_hop_ports(
+        &self,
+        n: NodeId,
+        dst: NodeId,
+        label: u32,
+        buf: &mut [u16; MAX_UPLINKS],
+    ) -> usize {
+        let (rack, dst_rack) = ((n - self.t0) as usize, (dst / self.d) as usize);
+        let mut count = 0;
+        for (rotor, _) in self.opera.next_hops(label as usize, rack, dst_rack) {
+            buf[count] = (self.d as usize + rotor) as u16;
+            count += 1;
+        }
+        count
+    }
+
+    /// The downlink of ToR `n` to host `dst` if `dst` is in its rack.
+    #[inline]
+    pub fn downlink(&self, n: NodeId, dst: NodeId) -> Option<u16> {
+        (dst / self.d == n - self.t0).then_some((dst % self.d) as u16)
+    }
+
+    /// The first shortest-path next hop toward `dst` in superslice `label` (path walks,
+    /// bounds; packets choose among all of them).
+    pub fn route_at(&self, n: NodeId, dst: NodeId, label: u32) -> Route<'static> {
+        if let Some(p) = self.downlink(n, dst) {
+            return Route::Port(p);
+        }
+        let mut buf = [0u16; MAX_UPLINKS];
+        let count = self.next_hop_ports(n, dst, label, &mut buf);
+        assert!(
+            count > 0,
+            "superslice {label} has no path from ToR {n} to host {dst}"
+        );
+        Route::Port(buf[0])
+    }
+
+    /// The route of superslice 0 (see [`OperaFabric::route_at`]).
+    pub fn route(&self, n: NodeId, dst: NodeId) -> Route<'static> {
+        self.route_at(n, dst, 0)
+    }
+
+    /// Not used: Valiant routing is refused on Opera (validation).
+    pub fn route_up(&self, _n: NodeId) -> Route<'static> {
+        unreachable!("no up/down routing on Opera: lb.policy is validated")
+    }
+
+    /// Racks, at every level.
+    pub fn subtree(&self, dst: NodeId, _level: u8) -> (u32, u32) {
+        (dst / self.d, self.racks)
+    }
+
+    /// 1 in the same rack, else 2 (above the ToRs: a rotor path).
+    pub fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
+        if a / self.d == b / self.d {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// Partition groups are racks (a ToR with its hosts), at any granularity.
+    pub fn group_of(&self, n: NodeId, _fine: bool) -> Option<u32> {
+        Some(self.rack_of(n))
+    }
+    pub fn num_groups(&self, _fine: bool) -> u32 {
+        self.racks
+    }
+    pub fn tier_uplinks(&self, _t: u8) -> u16 {
+        self.u as u16
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 12 racks × 2 hosts, 4 rotors, slices of ε 20 µs + δ 1.7 µs + r 2 µs.
+    fn small() -> OperaFabric {
+        OperaFabric::new(&OperaParams {
+            racks: 12,
+            hosts_per_rack: 2,
+            uplinks: 4,
+            epsilon_ps: 20_000_000,
+            delta_ps: 1_700_000,
+            reconfig_ps: 2_000_000,
+            realizations: 20,
+            seed: 1,
+            ..OperaParams::default()
+        })
+        .unwrap()
+    }
+
+    /// Times at which a packet labelled `s` may still be on its way: from the start of
+    /// superslice s to the end of the next superslice's δ (ε after the label's slice ends).
+    fn window(o: &OperaFabric, s: usize) -> Vec<u64> {
+        let t = o.opera.timing();
+        let start = t.start_ps(0, s);
+        let next = start + t.superslice_ps();
+        vec![
+            start,
+            start + t.epsilon_ps,
+            next - 1,
+            next,
+            next + t.epsilon_ps + t.delta_ps - 1,
+        ]
+    }
+
+    /// Following any next hop of its label from any ToR reaches the destination in the
+    /// label's hop count, and every circuit on the way holds, from the label's start until
+    /// the next superslice's δ ends, the matching the label planned: a packet sent in a slice
+    /// never needs a circuit that reconfigures before it leaves it.
+    #[test]
+    fn label_routes_use_only_circuits_that_hold_until_the_packet_leaves() {
+        let o = small();
+        let s_count = o.opera.schedule().superslices();
+        let mut buf = [0u16; MAX_UPLINKS];
+        for s in 0..s_count {
+            let times = window(&o, s);
+            for src in 0..o.racks {
+                for dst_host in 0..o.num_hosts() {
+                    let dst_rack = dst_host / o.d;
+                    if dst_rack == src {
+                        continue;
+                    }
+                    for pick_last in [false, true] {
+                        let (mut tor, mut hops) = (o.t0 + src, 0);
+                        while o.downlink(tor, dst_host).is_none() {
+                            let count = o.next_hop_ports(tor, dst_host, s as u32, &mut buf);
+                            assert!(count > 0);
+                            let p = buf[if pick_last { count - 1 } else { 0 }];
+                            let planned = o.planned_peer(tor, p, s as u32);
+                            for &t in &times {
+                                assert_eq!(o.peer_at(tor, p, t), Some((planned, p)), "s {s} t {t}");
+                            }
+                            tor = planned;
+                            hops += 1;
+                        }
+                        let want = o.opera.hops(s, src as usize, dst_rack as usize);
+                        assert_eq!(hops, want, "s {s} rack {src} -> host {dst_host}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// An uplink is dark exactly during the r of the superslices its rotor reconfigures in,
+    /// and otherwise leads to the same port of the ToR its matching pairs it with, which
+    /// leads back (links stay symmetric at every instant).
+    #[test]
+    fn uplinks_are_dark_only_while_their_rotor_reconfigures_and_symmetric_otherwise() {
+        let o = small();
+        let t = *o.opera.timing();
+        for s in 0..o.opera.schedule().superslices() {
+            let start = t.start_ps(0, s);
+            for at in [
+                start,
+                start + t.epsilon_ps + t.delta_ps,
+                start + t.superslice_ps() - 1,
+            ] {
+                let in_r = at >= start + t.epsilon_ps + t.delta_ps;
+                for tor in o.t0..o.t0 + o.racks {
+                    for p in o.d..o.d + o.u {
+                        let p = p as u16;
+                        let rotor = (p as u32 - o.d) as usize;
+                        let dark = in_r && o.opera.schedule().reconfigures(rotor, s);
+                        let (peer, pp) = o.peer_at(tor, p, at).unwrap();
+                        assert_eq!(peer == DARK, dark, "tor {tor} port {p} at {at}");
+                        if !dark {
+                            assert_eq!(pp, p);
+                            assert_eq!(o.peer_at(peer, p, at), Some((tor, p)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Over a cycle each ToR's uplinks reach every other ToR exactly once.
+    #[test]
+    fn uplinks_reach_every_other_rack_once_per_cycle() {
+        let o = small();
+        for tor in o.t0..o.t0 + o.racks {
+            let mut all: Vec<NodeId> = (o.d..o.d + o.u)
+                .flat_map(|p| o.peers_over_cycle(tor, p as u16))
+                .collect();
+            all.sort_unstable();
+            let want: Vec<NodeId> = (o.t0..o.t0 + o.racks).filter(|&t| t != tor).collect();
+            assert_eq!(all, want, "tor {tor}");
+        }
+    }
+}
