@@ -2,9 +2,10 @@
 //! AI-training traffic. docs/ARCHITECTURE.md says what lives where and which invariants hold.
 //!
 //! Layers, lowest first (a module uses only modules above it in this list):
-//! `time`, `rng`, `packet`, `scenario` → `topology` → `workload` → `metrics` → `lb` →
+//! `time`, `rng`, `packet`, `scenario` → `topology` → `workload` → `contention`, `metrics` → `lb` →
 //! `transport` → `model` → `net` → `engine` → `sim` → `report`, `validate_cmd`.
 
+pub mod contention;
 pub mod engine;
 pub mod lb;
 pub mod metrics;

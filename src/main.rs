@@ -61,6 +61,25 @@ enum Cmd {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
     },
+    /// Static contention analysis of a (P)GFT: C_topo, the per-port contention distribution and
+    /// the worst ports of a static routing on a communication pattern (no packets simulated).
+    Contention {
+        scenario: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// dmodk, smodk, gdmodk, gsmodk or random.
+        #[arg(long)]
+        routing: String,
+        /// all-to-all, TYPE-TYPE (e.g. compute-io), permutation, shift[:K] or matrix:FILE.
+        #[arg(long)]
+        pattern: String,
+        /// How many of the worst ports to list.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write a partition plan (node ranges → partition → rank) for a scenario.
     Partition {
         scenario: PathBuf,
@@ -203,6 +222,46 @@ impl Launch {
     }
 }
 
+/// `weft contention`: the analysis of `routing` on `pattern`, as text or JSON.
+fn contention(
+    s: &weft::scenario::Scenario,
+    routing: &str,
+    pattern: &str,
+    top: usize,
+    json: bool,
+) -> Result<String> {
+    use weft::contention::{analyze, Pattern, Report};
+    use weft::topology::pgft::routing::{StaticRouting, STATIC_ROUTINGS};
+    let Some(&policy) = STATIC_ROUTINGS.iter().find(|p| p.name() == routing) else {
+        let names: Vec<&str> = STATIC_ROUTINGS.iter().map(|p| p.name()).collect();
+        bail!(
+            "--routing: unknown routing {routing:?} (one of {})",
+            names.join(", ")
+        );
+    };
+    let started = std::time::Instant::now();
+    let f = weft::topology::Fabric::build(s);
+    let g = f
+        .as_pgft()
+        .context("--routing: static routings need a (P)GFT fabric")?;
+    let r = StaticRouting::new(policy, g, f.host_types(), s.seed);
+    let p = Pattern::parse(pattern, f.host_types(), s.seed)?;
+    let c = analyze(&f, &r, &p);
+    let report = Report::new(
+        &f,
+        &c,
+        routing,
+        pattern,
+        top,
+        started.elapsed().as_secs_f64(),
+    );
+    Ok(if json {
+        serde_json::to_string_pretty(&report.json)? + "\n"
+    } else {
+        report.to_text()
+    })
+}
+
 fn main() {
     let cli = Cli::parse();
     let code = {
@@ -298,6 +357,21 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             let r = weft::validate_cmd::size_report(&s)?;
             if root {
                 print!("{}", r.to_text(&s));
+            }
+            Ok(())
+        }
+        Cmd::Contention {
+            scenario,
+            sets,
+            routing,
+            pattern,
+            top,
+            json,
+        } => {
+            let s = load_scenario(&scenario, &sets)?;
+            let text = contention(&s, &routing, &pattern, top, json)?;
+            if root {
+                print!("{text}");
             }
             Ok(())
         }

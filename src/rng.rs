@@ -40,6 +40,9 @@ pub enum Purpose {
     Shuffle = 14,
     /// Opera failure draws (`topology/opera/faults.rs`; owner = the draw's number).
     OperaFaults = 15,
+    /// The static `random` routing's table: a port per (switch, destination) (owner =
+    /// switch << 32 | destination, `topology/pgft/routing.rs`).
+    StaticRandom = 16,
 }
 
 pub(crate) fn splitmix64(mut x: u64) -> u64 {

@@ -101,6 +101,16 @@ impl SizeReport {
                     t.opera.groups
                 )
             }
+            TopologyKind::Pgft => match &t.pgft {
+                Some(g) => format!(
+                    "PGFT({}; m = {:?}; w = {:?}; p = {:?})",
+                    g.h,
+                    g.m,
+                    g.w,
+                    g.p_or_ones()
+                ),
+                None => String::new(),
+            },
             _ => format!("k = {}", t.k),
         };
         let _ = writeln!(

@@ -34,6 +34,7 @@ pub mod reps;
 pub(crate) mod rsq;
 pub(crate) mod simple_rr;
 pub(crate) mod stale;
+pub(crate) mod static_route;
 pub(crate) mod switch;
 pub(crate) mod ties;
 pub(crate) mod topk;
@@ -60,6 +61,7 @@ impl QueueView for TestQueues {
 
 use crate::rng::{stream, Purpose};
 use crate::scenario::{LbConfig, LbPolicy, SwitchGranularity, ValiantGranularity};
+use crate::topology::pgft::routing::StaticRouting;
 use crate::topology::Fabric;
 use ofan::PortOrders;
 use reps::RepsParams;
@@ -93,6 +95,8 @@ pub enum SwitchKind {
     Sglb,
     /// Quality bands from the local queue and load (Broadcom DLB).
     Dlb,
+    /// A static PGFT routing (D-mod-k, S-mod-k, grouped, random): `lb/static_route.rs`.
+    Static,
 }
 
 /// The policy table: (switch side, host side) for every policy. `trimming`: switches trim
@@ -116,6 +120,11 @@ pub fn switch_and_host(cfg: &LbConfig, trimming: bool) -> (SwitchKind, HostLb) {
         LbPolicy::Conga => (SwitchKind::Conga, HostLb::Fixed),
         LbPolicy::Sglb => (SwitchKind::Sglb, HostLb::Fixed),
         LbPolicy::Dlb => (SwitchKind::Dlb, HostLb::Fixed),
+        LbPolicy::Dmodk
+        | LbPolicy::Smodk
+        | LbPolicy::Gdmodk
+        | LbPolicy::Gsmodk
+        | LbPolicy::Random => (SwitchKind::Static, HostLb::Fixed),
         // Switches follow the path code the host draws (the intermediate's digits).
         LbPolicy::Valiant => (
             SwitchKind::FollowPath,
@@ -174,6 +183,8 @@ pub struct LbShared {
     /// Wire bytes of one LB advert (`packet.ack_bytes` + inter-frame gap; 0 until
     /// [`LbShared::with_advert_wire_bytes`]).
     pub advert_wire_bytes: u64,
+    /// The static routings some switch runs (`lb.policy` or `lb.mixed`), by policy.
+    pub static_routes: Vec<(LbPolicy, StaticRouting)>,
 }
 
 impl LbShared {
@@ -234,6 +245,7 @@ impl LbShared {
                 )
             }),
             advert_wire_bytes: 0,
+            static_routes: static_route::routings(cfg, fabric, seed),
         }
     }
 

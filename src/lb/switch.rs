@@ -79,6 +79,10 @@ pub enum SwitchLb {
         state: Ofan,
         level: u8,
     },
+    /// A static routing: `shared.static_routes[index]` (`static_route.rs`).
+    Static {
+        index: u8,
+    },
     /// Tests only: hashes like ECMP and asks for a timer every `period_ps`, recording when
     /// it fired (the first 16 times), `limit` times in all.
     #[cfg(test)]
@@ -151,6 +155,9 @@ impl SwitchLb {
             SwitchKind::FollowPath => SwitchLb::FollowPath {
                 below: super::drb::digit_divisor(fabric, fabric.tier(node)),
             },
+            SwitchKind::Static => SwitchLb::Static {
+                index: super::static_route::index_of(shared, shared.policy_of(fabric, node)),
+            },
             SwitchKind::Ofan if uplinks == 0 => SwitchLb::Hash,
             SwitchKind::Ofan => {
                 let ports = fabric.num_ports(node);
@@ -173,6 +180,14 @@ impl SwitchLb {
         }
         let pkt = ctx.pkt;
         if ctx.shared.ack_ecmp && !pkt.is_data() {
+            return c.get(ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()));
+        }
+        // Parallel down links of a PGFT: policies built around a switch's uplinks (rotations,
+        // path digits, per-uplink tables) hash the flow onto one of them, like a LAG.
+        if ctx.fabric.has_parallel_down()
+            && self.is_uplink_structured()
+            && ctx.fabric.is_down_port(ctx.node, c.get(0))
+        {
             return c.get(ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()));
         }
         let i = match self {
@@ -255,6 +270,18 @@ impl SwitchLb {
                     rng: &mut *ctx.rng,
                 })
             }
+            SwitchLb::Static { index } => {
+                let r = &ctx.shared.static_routes[*index as usize].1;
+                let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
+                let i = super::static_route::choose(r, ctx.node, pkt.src, pkt.dst, all);
+                let w = all.len();
+                let mut k = 0;
+                // The routing's port, or under failures the next valid one after it.
+                return first_valid(all, c, || {
+                    k += 1;
+                    (i + k - 1) % w
+                });
+            }
             SwitchLb::FollowPath { .. } if pkt.via == NO_VIA => {
                 ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len())
             }
@@ -282,6 +309,21 @@ impl SwitchLb {
             }
         };
         c.get(i)
+    }
+
+    /// Policies whose state or decision is defined over the switch's uplinks (rotations,
+    /// path digits, per-uplink remote tables): they do not choose among parallel down links.
+    fn is_uplink_structured(&self) -> bool {
+        matches!(
+            self,
+            SwitchLb::SimpleRr(_)
+                | SwitchLb::FollowPath { .. }
+                | SwitchLb::Ofan { .. }
+                | SwitchLb::Conga(_)
+                | SwitchLb::Sglb(_)
+                | SwitchLb::PspRemote(_)
+                | SwitchLb::BandJsqRemote(_)
+        )
     }
 
     /// When the policy first wants [`SwitchLb::on_timer`] called, if ever (e.g. the first

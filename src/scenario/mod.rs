@@ -6,9 +6,11 @@ pub mod ai;
 pub mod cc;
 mod load;
 mod overrides;
+mod pgft;
 mod validate;
 
 pub use load::{load_scenario, load_scenario_str};
+pub use pgft::{pgft_stage_names, pgft_tier_names, HostTypes, NodeTypeRanges, PgftConfig};
 pub use validate::{tier_names, FieldError};
 
 use cc::{DctcpConfig, MswiftConfig, NdpConfig, NsccConfig, SwiftConfig};
@@ -61,6 +63,8 @@ impl Default for Scenario {
 pub enum TopologyKind {
     FatTree,
     LeafSpine,
+    /// A Parallel Generalized Fat-Tree (`[topology.pgft]`).
+    Pgft,
     /// Opera (NSDI 2020): racks whose uplinks go to rotor circuit switches cycling through
     /// matchings (`topology.racks`, `hosts_per_rack`, `uplinks`, `[topology.opera]`).
     Opera,
@@ -71,6 +75,7 @@ impl TopologyKind {
         match self {
             TopologyKind::FatTree => "fat_tree",
             TopologyKind::LeafSpine => "leaf_spine",
+            TopologyKind::Pgft => "pgft",
             TopologyKind::Opera => "opera",
         }
     }
@@ -98,6 +103,8 @@ pub struct TopologyConfig {
     pub leaves: Option<u32>,
     pub spines: Option<u32>,
     pub hosts_per_leaf: Option<u32>,
+    /// `kind = "pgft"` only: PGFT(h; m; w; p) and node types.
+    pub pgft: Option<PgftConfig>,
     /// Rack fabrics (Opera): racks (ToRs), hosts per rack and uplinks per rack (Opera: one
     /// per rotor switch). Unset: the paper's k = 12 fabric of 108 racks × 6 hosts, 6 uplinks.
     pub racks: Option<u32>,
@@ -152,6 +159,22 @@ impl Default for OperaConfig {
 }
 
 impl TopologyConfig {
+    /// The tier names this topology accepts in `[topology.tiers.NAME]` (one per link class).
+    pub fn tier_names(&self) -> &'static [&'static str] {
+        match (self.kind, &self.pgft) {
+            (TopologyKind::Pgft, Some(p)) => pgft_tier_names(p.h),
+            (kind, _) => tier_names(kind),
+        }
+    }
+
+    /// The end nodes' types: `[topology.pgft]`'s, else one type for every host.
+    pub fn host_types(&self, hosts: u32) -> Result<HostTypes, FieldError> {
+        match (self.kind, &self.pgft) {
+            (TopologyKind::Pgft, Some(p)) => p.host_types(),
+            _ => Ok(HostTypes::uniform(hosts)),
+        }
+    }
+
     /// (leaves, spines, hosts per leaf) of a leaf-spine.
     pub fn leaf_spine_dims(&self) -> (u32, u32, u32) {
         (
@@ -240,6 +263,7 @@ impl Default for TopologyConfig {
             leaves: None,
             spines: None,
             hosts_per_leaf: None,
+            pgft: None,
             racks: None,
             hosts_per_rack: None,
             uplinks: None,
@@ -427,10 +451,17 @@ pub enum LbPolicy {
     Ethereal,
     Conga,
     Sglb,
+    /// Static PGFT routings (SEEDS.md §3, ALGORITHMS.md A17): a fixed port per destination
+    /// (D-mod-k), per source (S-mod-k), per grouped id, or at random per (switch, destination).
+    Dmodk,
+    Smodk,
+    Gdmodk,
+    Gsmodk,
+    Random,
 }
 
 impl LbPolicy {
-    pub const ALL: [LbPolicy; 22] = [
+    pub const ALL: [LbPolicy; 27] = [
         LbPolicy::Ecmp,
         LbPolicy::Rps,
         LbPolicy::Rsq,
@@ -453,6 +484,11 @@ impl LbPolicy {
         LbPolicy::Ethereal,
         LbPolicy::Conga,
         LbPolicy::Sglb,
+        LbPolicy::Dmodk,
+        LbPolicy::Smodk,
+        LbPolicy::Gdmodk,
+        LbPolicy::Gsmodk,
+        LbPolicy::Random,
     ];
 
     pub fn name(&self) -> &'static str {
@@ -479,6 +515,11 @@ impl LbPolicy {
             LbPolicy::Ethereal => "ethereal",
             LbPolicy::Conga => "conga",
             LbPolicy::Sglb => "sglb",
+            LbPolicy::Dmodk => "dmodk",
+            LbPolicy::Smodk => "smodk",
+            LbPolicy::Gdmodk => "gdmodk",
+            LbPolicy::Gsmodk => "gsmodk",
+            LbPolicy::Random => "random",
         }
     }
 

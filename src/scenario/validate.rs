@@ -38,6 +38,8 @@ pub fn tier_names(kind: TopologyKind) -> &'static [&'static str] {
     match kind {
         TopologyKind::FatTree => &["host_edge", "edge_agg", "agg_core"],
         TopologyKind::LeafSpine => &["host_leaf", "leaf_spine"],
+        // By height: `TopologyConfig::tier_names`; this is the three-level one.
+        TopologyKind::Pgft => super::pgft_tier_names(3),
         TopologyKind::Opera => &["host_tor", "tor_tor"],
     }
 }
@@ -109,8 +111,34 @@ impl Scenario {
         match self.topology.kind {
             TopologyKind::FatTree => self.topology.k / 2,
             TopologyKind::LeafSpine => self.topology.leaf_spine_dims().1,
+            TopologyKind::Pgft => self.topology.pgft.as_ref().map_or(1, |g| {
+                let p = g.p_or_ones();
+                (1..g.m.len()).map(|l| g.w[l] * p[l]).max().unwrap_or(1)
+            }),
             TopologyKind::Opera => self.topology.rack_dims().2,
         }
+    }
+
+    /// `[topology.pgft]`: required with `kind = "pgft"`, refused otherwise; failures are not
+    /// tabulated for PGFTs (`topology/failures.rs` keys routes by fat-tree edge switch).
+    fn validate_pgft(&self) -> Result<()> {
+        let t = &self.topology;
+        match (&t.pgft, t.kind) {
+            (Some(g), TopologyKind::Pgft) => g.validate()?,
+            (None, TopologyKind::Pgft) => bail_field!(
+                "topology.pgft",
+                "kind = \"pgft\" needs [topology.pgft] with h, m and w"
+            ),
+            (Some(_), _) => bail_field!("topology.pgft", "only used with kind = \"pgft\""),
+            (None, _) => {}
+        }
+        if t.kind == TopologyKind::Pgft && self.failures.any() {
+            bail_field!(
+                "failures",
+                "link failures are not supported on kind = \"pgft\" yet"
+            );
+        }
+        Ok(())
     }
 
     /// Rack fabrics (Opera): dimensions, slice constants, and what Opera cannot combine with
@@ -207,10 +235,11 @@ impl Scenario {
                 _ => {}
             }
         }
+        self.validate_pgft()?;
         self.validate_racks()?;
         check_rate("topology.link_rate_gbps", t.link_rate_gbps)?;
         check_latency("topology.link_latency_ns", t.link_latency_ns)?;
-        let names = tier_names(t.kind);
+        let names = t.tier_names();
         for (name, o) in &t.tiers {
             if !names.contains(&name.as_str()) {
                 bail_field!(

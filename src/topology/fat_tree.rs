@@ -186,6 +186,11 @@ impl FatTree {
             self.k
         }
     }
+    /// The same fabric as PGFT(3; k/2, k/2, k; 1, k/2, k/2; 1, 1, 1).
+    pub fn as_pgft(&self) -> super::pgft::Pgft {
+        super::pgft::Pgft::fat_tree(self.k)
+    }
+
     /// Uplinks of a switch of tier `t` (1 = edge, 2 = aggregation).
     pub fn tier_uplinks(&self, _t: u8) -> u16 {
         self.h as u16

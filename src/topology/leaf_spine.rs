@@ -120,6 +120,11 @@ impl LeafSpine {
     pub fn num_groups(&self, _fine: bool) -> u32 {
         self.leaves
     }
+    /// The same fabric as PGFT(2; hosts per leaf, leaves; 1, spines; 1, 1).
+    pub fn as_pgft(&self) -> super::pgft::Pgft {
+        super::pgft::Pgft::leaf_spine(self.leaves, self.spines, self.h)
+    }
+
     /// Uplinks of a switch of tier `t` (1 = leaf).
     pub fn tier_uplinks(&self, _t: u8) -> u16 {
         self.spines as u16

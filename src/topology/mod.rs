@@ -24,6 +24,7 @@ mod failures;
 mod fat_tree;
 mod leaf_spine;
 pub mod opera;
+pub mod pgft;
 
 pub use failures::contains;
 use failures::FailureRoutes;
@@ -111,6 +112,7 @@ pub enum Route<'a> {
 enum Shape {
     FatTree(fat_tree::FatTree),
     LeafSpine(leaf_spine::LeafSpine),
+    Pgft(pgft::Pgft),
     Opera(Box<opera::OperaFabric>),
 }
 
@@ -120,6 +122,7 @@ macro_rules! dispatch {
         match &$self.shape {
             Shape::FatTree($s) => $call,
             Shape::LeafSpine($s) => $call,
+            Shape::Pgft($s) => $call,
             Shape::Opera($s) => $call,
         }
     };
@@ -144,6 +147,10 @@ pub struct Fabric {
     stage_names: &'static [&'static str],
     /// Routes around failed links (`[failures]`); `None` in a fault-free fabric.
     failures: Option<Box<FailureRoutes>>,
+    /// Some route offers parallel down links as a choice (a PGFT with p_l > 1 for l ≥ 2).
+    parallel_down: bool,
+    /// The end nodes' types (`[topology.pgft]`; one type elsewhere).
+    host_types: crate::scenario::HostTypes,
 }
 
 /// What a topology builder hands to [`Fabric::assemble`]: per node, its tier and its ports as
@@ -164,7 +171,8 @@ impl Fabric {
     pub fn try_build(s: &Scenario) -> Result<Fabric, FieldError> {
         let t = &s.topology;
         let mut latency_fields = vec![];
-        let link_classes: Vec<LinkParams> = crate::scenario::tier_names(t.kind)
+        let link_classes: Vec<LinkParams> = t
+            .tier_names()
             .iter()
             .map(|name| {
                 let o = t.tiers.get(*name);
@@ -201,6 +209,15 @@ impl Fabric {
                     leaf_spine::STAGES,
                 )
             }
+            TopologyKind::Pgft => {
+                let g = pgft::Pgft::from_config(t.pgft.as_ref().expect("validated"));
+                (
+                    Shape::Pgft(g),
+                    g.num_hosts(),
+                    g.wiring(),
+                    crate::scenario::pgft_stage_names(g.h as u32),
+                )
+            }
             TopologyKind::Opera => {
                 let params = opera::OperaFabric::params(s, &link_classes[1])?;
                 let of = opera::OperaFabric::new(&params)?;
@@ -211,6 +228,8 @@ impl Fabric {
         let mut f = Fabric::assemble(t.kind, t.k, num_hosts, shape, wiring, link_classes);
         f.latency_fields = latency_fields;
         f.stage_names = stages;
+        f.host_types = t.host_types(num_hosts)?;
+        f.parallel_down = f.as_pgft().is_some_and(|g| (2..=g.h).any(|l| g.p(l) > 1));
         Ok(f)
     }
 
@@ -296,6 +315,8 @@ impl Fabric {
             latency_fields: vec![],
             stage_names: &[],
             failures: None,
+            parallel_down: false,
+            host_types: crate::scenario::HostTypes::uniform(num_hosts),
         };
         assert!(f.check_symmetric(), "topology wiring is not symmetric");
         f
@@ -306,7 +327,7 @@ impl Fabric {
     /// latency. Links chosen by fraction are drawn from the seed, so every rank agrees.
     pub fn with_link_rates(mut self, s: &Scenario) -> Result<Fabric, FieldError> {
         use rand::seq::SliceRandom;
-        let names = crate::scenario::tier_names(self.kind);
+        let names = s.topology.tier_names();
         for (i, o) in s.topology.link_rates.iter().enumerate() {
             let chosen: Vec<(NodeId, u16)> = match (&o.tier, o.fraction, o.node, o.port) {
                 (Some(tier), Some(fraction), _, _) => {
@@ -553,9 +574,38 @@ impl Fabric {
     pub fn group_unit(&self) -> &'static str {
         match self.kind {
             TopologyKind::FatTree => "edge switch",
-            TopologyKind::LeafSpine => "leaf",
+            TopologyKind::LeafSpine | TopologyKind::Pgft => "leaf",
             TopologyKind::Opera => "rack",
         }
+    }
+
+    /// This fabric as a PGFT (fat trees and leaf-spines are PGFTs with the same numbering
+    /// and port order): what static routings and the contention analysis address it by.
+    pub fn as_pgft(&self) -> Option<pgft::Pgft> {
+        match &self.shape {
+            Shape::FatTree(f) => Some(f.as_pgft()),
+            Shape::LeafSpine(l) => Some(l.as_pgft()),
+            Shape::Pgft(g) => Some(*g),
+            Shape::Opera(_) => None,
+        }
+    }
+
+    /// Whether some route offers parallel down links as a choice (a PGFT with p_l > 1 above
+    /// the leaves): policies built around uplinks hash there (`lb/switch.rs`).
+    #[inline]
+    pub fn has_parallel_down(&self) -> bool {
+        self.parallel_down
+    }
+
+    /// The end nodes' types (compute, I/O, ...): `[topology.pgft]`'s, else one type.
+    pub fn host_types(&self) -> &crate::scenario::HostTypes {
+        &self.host_types
+    }
+
+    /// Whether port `p` of node `n` leads to a lower tier.
+    #[inline]
+    pub fn is_down_port(&self, n: NodeId, p: u16) -> bool {
+        self.tier(self.peer(n, p, 0).0) < self.tier(n)
     }
 
     /// A 64-bit FNV-1a hash of everything a partition plan depends on: node and port layout,
