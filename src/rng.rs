@@ -40,6 +40,9 @@ pub enum Purpose {
     Shuffle = 14,
     /// Opera failure draws (`topology/opera/faults.rs`; owner = the draw's number).
     OperaFaults = 15,
+    /// The static expander's random regular graph (`topology/regular_graph.rs`, owner = the
+    /// realization).
+    Expander = 16,
 }
 
 pub(crate) fn splitmix64(mut x: u64) -> u64 {
