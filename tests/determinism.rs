@@ -26,7 +26,10 @@ fn results_do_not_depend_on_threads_or_partitions() {
 /// are cut).
 #[test]
 fn expander_results_do_not_depend_on_threads_or_partitions() {
-    for policy in LbPolicy::ALL.into_iter().filter(|p| p.works_on_flat_fabric()) {
+    for policy in LbPolicy::ALL
+        .into_iter()
+        .filter(|p| p.works_on_flat_fabric())
+    {
         let s = common::expander_scenario((12, 2, 3), policy, 64 * 1024);
         let reference = results(&s, 1, 1);
         for (threads, parts) in [(2, 2), (2, 5), (1, 7), (2, 12)] {

@@ -13,7 +13,10 @@ const SMALL: (u32, u32, u32) = (12, 2, 3);
 #[test]
 fn every_accepted_policy_completes_and_conserves_packets() {
     let mut accepted = 0;
-    for policy in LbPolicy::ALL.into_iter().filter(|p| p.works_on_flat_fabric()) {
+    for policy in LbPolicy::ALL
+        .into_iter()
+        .filter(|p| p.works_on_flat_fabric())
+    {
         accepted += 1;
         for workload in [WorkloadKind::Permutation, WorkloadKind::AllToAll] {
             let mut s = expander_scenario(SMALL, policy, 50_000);
@@ -24,7 +27,11 @@ fn every_accepted_policy_completes_and_conserves_packets() {
             let c = &o.metrics.counters;
             assert_eq!(o.flows_incomplete, 0, "{what}");
             assert_eq!(c.flows_completed, o.flows_total, "{what}");
-            let flows = if workload == WorkloadKind::AllToAll { 24 * 23 } else { 24 };
+            let flows = if workload == WorkloadKind::AllToAll {
+                24 * 23
+            } else {
+                24
+            };
             assert_eq!(o.flows_total, flows, "{what}");
             assert_eq!(c.data_dropped + c.acks_dropped, 0, "{what}");
             assert_eq!(c.data_sent, c.data_delivered + o.data_in_flight, "{what}");
@@ -58,7 +65,16 @@ fn tree_policies_are_refused_naming_lb_policy() {
     }
     assert_eq!(
         refused,
-        ["simple_rr", "drb", "ofan", "pofan", "valiant", "ethereal", "conga", "sglb"]
+        [
+            "simple_rr",
+            "drb",
+            "ofan",
+            "pofan",
+            "valiant",
+            "ethereal",
+            "conga",
+            "sglb"
+        ]
     );
 }
 
@@ -159,8 +175,13 @@ fn a_lone_flow_takes_its_shortest_path_time() {
     let s = expander_scenario((12, 1, 3), LbPolicy::Ecmp, 1000);
     let f = Fabric::build(&s);
     // A destination whose rack is 2 ToR-to-ToR hops from rack 0 (host h is rack h).
-    let dst = (1..12).find(|&h| f.hops(0, h) == 4).expect("a rack two hops away");
-    assert!(matches!(f.route(12, dst, 0), Route::Choice(_) | Route::Port(_)));
+    let dst = (1..12)
+        .find(|&h| f.hops(0, h) == 4)
+        .expect("a rack two hops away");
+    assert!(matches!(
+        f.route(12, dst, 0),
+        Route::Choice(_) | Route::Port(_)
+    ));
     let cm = format!("Nodes 12\nConnections 1\n0->{dst} id 1 start 0 size 200000\n");
     let text = "[topology]\nkind = \"expander\"\nracks = 12\nhosts_per_rack = 1\nuplinks = 3\n\
                 [lb]\npolicy = \"ecmp\"\n[workload]\nkind = \"matrix\"\nfile = \"t.cm\"\n";

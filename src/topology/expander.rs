@@ -68,7 +68,10 @@ impl Expander {
             let Some(dist) = g.all_distances() else {
                 continue;
             };
-            if best.as_ref().is_none_or(|(_, b)| quality(&dist) < quality(b)) {
+            if best
+                .as_ref()
+                .is_none_or(|(_, b)| quality(&dist) < quality(b))
+            {
                 best = Some((g, dist));
             }
         }
@@ -131,7 +134,8 @@ impl Expander {
                 assert!(!ports.is_empty(), "rack {r} has no next hop to {t}");
                 let next = self.lists.len() as u32;
                 let id = *interned.entry(ports.clone()).or_insert_with(|| {
-                    self.lists.push((self.pool.len() as u32, ports.len() as u32));
+                    self.lists
+                        .push((self.pool.len() as u32, ports.len() as u32));
                     self.pool.extend(&ports);
                     next
                 });
@@ -252,7 +256,11 @@ impl Expander {
     /// fabric's longest path.
     pub fn farthest_hosts(&self) -> (NodeId, NodeId) {
         let (diameter, _) = quality(&self.dist);
-        let i = self.dist.iter().position(|&x| x == diameter).expect("racks");
+        let i = self
+            .dist
+            .iter()
+            .position(|&x| x == diameter)
+            .expect("racks");
         let (a, b) = (i as u32 / self.racks, i as u32 % self.racks);
         (a * self.d, b * self.d)
     }
@@ -288,7 +296,10 @@ mod tests {
         }
         assert_eq!(e.group_of(3, false), Some(1));
         assert_eq!(e.group_of(9, true), Some(1));
-        assert_eq!((e.subtree(7, 1), e.lca_tier(2, 3), e.lca_tier(2, 4)), ((3, 4), 1, 2));
+        assert_eq!(
+            (e.subtree(7, 1), e.lca_tier(2, 3), e.lca_tier(2, 4)),
+            ((3, 4), 1, 2)
+        );
     }
 
     /// A 6-cycle of racks (hand-made, u = 2): rack 0 reaches rack 3 both ways round (two

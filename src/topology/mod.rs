@@ -369,8 +369,7 @@ impl Fabric {
             .filter(|&(n, p)| {
                 let g = self.port_id(n, p) as usize;
                 let peer = self.port_peer_node[g];
-                self.port_link_class[g] == class
-                    && (self.tier(peer), peer) > (self.tier(n), n)
+                self.port_link_class[g] == class && (self.tier(peer), peer) > (self.tier(n), n)
             })
             .collect()
     }
@@ -721,8 +720,10 @@ mod tests {
 
     /// An expander of `racks` ToRs with `d` hosts and `u` uplinks each.
     fn expander(racks: u32, d: u32, u: u32, seed: u64) -> Fabric {
-        let mut s = Scenario::default();
-        s.seed = seed;
+        let mut s = Scenario {
+            seed,
+            ..Scenario::default()
+        };
         s.topology.kind = TopologyKind::Expander;
         s.lb.policy = crate::scenario::LbPolicy::Ecmp;
         (
@@ -761,12 +762,20 @@ mod tests {
         for (racks, d, u, seed) in [(4, 2, 3, 1), (20, 2, 3, 1), (21, 3, 4, 2), (130, 5, 7, 3)] {
             let f = expander(racks, d, u, seed);
             assert!(f.check_symmetric());
-            assert_eq!((f.num_hosts, f.num_switches(), f.k), (racks * d, racks, d + u));
+            assert_eq!(
+                (f.num_hosts, f.num_switches(), f.k),
+                (racks * d, racks, d + u)
+            );
             assert_eq!((f.top_tier(), f.stage_names().len()), (1, 3));
-            let dist: Vec<Vec<u32>> = (0..racks).map(|r| tor_distances(&f, f.num_hosts + r)).collect();
+            let dist: Vec<Vec<u32>> = (0..racks)
+                .map(|r| tor_distances(&f, f.num_hosts + r))
+                .collect();
             assert!(dist.iter().flatten().all(|&x| x < u32::MAX), "connected");
             for tor in f.num_hosts..f.num_nodes() {
-                assert_eq!((f.num_ports(tor), f.uplinks(tor)), ((d + u) as u16, u as u16));
+                assert_eq!(
+                    (f.num_ports(tor), f.uplinks(tor)),
+                    ((d + u) as u16, u as u16)
+                );
                 assert_eq!(f.group_of(tor, true), Some(tor - f.num_hosts));
                 let stages: Vec<u8> = (0..f.num_ports(tor)).map(|p| f.stage(tor, p)).collect();
                 assert!(stages[..d as usize].iter().all(|&s| s == 2), "{stages:?}");
@@ -810,7 +819,9 @@ mod tests {
     fn expander_candidates_are_every_shortest_next_hop() {
         let (racks, d, u) = (24, 1, 3);
         let f = expander(racks, d, u, 4);
-        let dist: Vec<Vec<u32>> = (0..racks).map(|r| tor_distances(&f, f.num_hosts + r)).collect();
+        let dist: Vec<Vec<u32>> = (0..racks)
+            .map(|r| tor_distances(&f, f.num_hosts + r))
+            .collect();
         let mut choices = 0;
         for r in 0..racks {
             let tor = f.num_hosts + r;

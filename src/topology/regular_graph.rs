@@ -9,7 +9,7 @@
 //!
 //! Why this one: the plain pairing model with restarts on any self-loop or parallel edge is
 //! exactly uniform over simple u-regular graphs, but a draw is simple with probability about
-//! exp(-(u² - 1)/4): 1 in 160,000 for the paper's u = 7, 1 in 10^15 for u = 12, so it cannot
+//! exp(-(u² - 1)/4): 1 in 160,000 for the paper's u = 7, 1 in 3 × 10^15 for u = 12, so it cannot
 //! build the graphs we need. Steger-Wormald is asymptotically uniform (for u = o(N^(1/28)),
 //! Kim and Vu; in practice no measurable bias at the sizes simulated) and needs O(N·u)
 //! work per draw, restarting rarely. A union of random permutations (or matchings) with
@@ -59,7 +59,10 @@ impl RegularGraph {
             adj.extend(r);
         }
         let g = RegularGraph { n, u, adj };
-        assert!(g.is_simple() && g.is_symmetric(), "not a simple undirected graph");
+        assert!(
+            g.is_simple() && g.is_symmetric(),
+            "not a simple undirected graph"
+        );
         g
     }
 
@@ -89,7 +92,11 @@ impl RegularGraph {
     }
     /// Every edge appears at both ends.
     pub fn is_symmetric(&self) -> bool {
-        (0..self.n).all(|v| self.neighbours(v).iter().all(|&w| self.position(w, v).is_some()))
+        (0..self.n).all(|v| {
+            self.neighbours(v)
+                .iter()
+                .all(|&w| self.position(w, v).is_some())
+        })
     }
 
     /// Hop counts from `src` to every vertex ([`UNREACHABLE`] where none), by BFS.
@@ -138,7 +145,9 @@ pub fn quality(dist: &[u16]) -> (u16, u64) {
 /// One Steger-Wormald draw, or `None` if it got stuck.
 fn try_draw<R: Rng>(n: u32, u: u32, rng: &mut R) -> Option<RegularGraph> {
     let mut rows: Vec<Vec<u32>> = (0..n).map(|_| Vec::with_capacity(u as usize)).collect();
-    let mut pool: Vec<u32> = (0..n).flat_map(|v| std::iter::repeat_n(v, u as usize)).collect();
+    let mut pool: Vec<u32> = (0..n)
+        .flat_map(|v| std::iter::repeat_n(v, u as usize))
+        .collect();
     let mut rest = Vec::new();
     for _ in 0..MAX_ROUNDS {
         if pool.is_empty() {
@@ -170,11 +179,9 @@ fn try_draw<R: Rng>(n: u32, u: u32, rng: &mut R) -> Option<RegularGraph> {
 fn any_valid_pair(pool: &[u32], rows: &[Vec<u32>]) -> bool {
     let mut vs = pool.to_vec();
     vs.dedup();
-    vs.iter().enumerate().any(|(i, &a)| {
-        vs[i + 1..]
-            .iter()
-            .any(|&b| !rows[a as usize].contains(&b))
-    })
+    vs.iter()
+        .enumerate()
+        .any(|(i, &a)| vs[i + 1..].iter().any(|&b| !rows[a as usize].contains(&b)))
 }
 
 #[cfg(test)]
@@ -219,7 +226,8 @@ mod tests {
     /// triangles are disconnected.
     #[test]
     fn distances_by_hand() {
-        let ring = RegularGraph::from_rows((0..6).map(|v| vec![(v + 1) % 6, (v + 5) % 6]).collect());
+        let ring =
+            RegularGraph::from_rows((0..6).map(|v| vec![(v + 1) % 6, (v + 5) % 6]).collect());
         assert_eq!(ring.distances_from(0), [0, 1, 2, 3, 2, 1]);
         let all = ring.all_distances().unwrap();
         assert_eq!(quality(&all), (3, 6 * (1 + 2 + 3 + 2 + 1)));
@@ -253,7 +261,10 @@ mod uniformity {
             *counts.entry(g.adj).or_default() += 1;
         }
         assert_eq!(counts.len(), 70);
-        let (min, max) = (counts.values().min().unwrap(), counts.values().max().unwrap());
+        let (min, max) = (
+            counts.values().min().unwrap(),
+            counts.values().max().unwrap(),
+        );
         eprintln!("70 graphs, counts from {min} to {max}");
         assert!(*max < 2 * *min, "counts from {min} to {max}");
     }
