@@ -48,8 +48,7 @@ pub fn size_report(s: &Scenario) -> Result<SizeReport> {
     // Opera's schedule and hop table are shared by every partition of a rank.
     let opera_bytes = f.opera().map_or(0, |o| o.opera().heap_bytes() as u64);
     // An expander's route table likewise.
-    let fabric_bytes =
-        ports * 12 + f.num_nodes() as u64 * 5 + opera_bytes + f.route_table_bytes();
+    let fabric_bytes = ports * 12 + f.num_nodes() as u64 * 5 + opera_bytes + f.route_table_bytes();
     let port_bytes = ports * std::mem::size_of::<Port>() as u64;
     let host_bytes = f.num_hosts as u64 * 256;
     let flows = m.workload.total_flows(f.num_hosts);

@@ -284,6 +284,11 @@ fn an_expander_plan_file_gives_the_same_results() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let plan = std::fs::read_to_string(dir.path().join("p.plan")).unwrap();
+    assert!(
+        plan.contains("topology = \"expander racks=10 hosts_per_rack=2 uplinks=3\""),
+        "{plan}"
+    );
     let single = run_json(dir.path(), &["--partitions", "1"]);
     let auto = run_json(dir.path(), &["--partitions", "10", "--threads", "2"]);
     let planned = run_json(dir.path(), &["--partition", "p.plan", "--threads", "2"]);
