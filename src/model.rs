@@ -188,9 +188,11 @@ impl Model {
         trip(a, b, data) + trip(b, a, s.packet.ack_bytes as u64)
     }
 
-    /// The base RTT of the fabric's longest path (host 0 to the last host).
+    /// The base RTT of the fabric's longest path (host 0 to the last host of a tree;
+    /// `Fabric::farthest_hosts`).
     pub fn network_rtt_ps(s: &Scenario, fabric: &Fabric) -> u64 {
-        Model::rtt_ps(s, fabric, 0, fabric.num_hosts - 1)
+        let (a, b) = fabric.farthest_hosts();
+        Model::rtt_ps(s, fabric, a, b)
     }
 
     /// Bytes in flight that fill the fabric's longest path: host line rate × its base RTT.

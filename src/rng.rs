@@ -43,6 +43,9 @@ pub enum Purpose {
     /// The static `random` routing's table: a port per (switch, destination) (owner =
     /// switch << 32 | destination, `topology/pgft/routing.rs`).
     StaticRandom = 16,
+    /// The static expander's random regular graph (`topology/regular_graph.rs`, owner = the
+    /// realization).
+    Expander = 17,
 }
 
 pub(crate) fn splitmix64(mut x: u64) -> u64 {

@@ -47,7 +47,8 @@ pub fn size_report(s: &Scenario) -> Result<SizeReport> {
     // estimate 92 MB and 738 MB, measured peaks 171 MB and 1.4-1.75 GB.
     // Opera's schedule and hop table are shared by every partition of a rank.
     let opera_bytes = f.opera().map_or(0, |o| o.opera().heap_bytes() as u64);
-    let fabric_bytes = ports * 12 + f.num_nodes() as u64 * 5 + opera_bytes;
+    // An expander's route table likewise.
+    let fabric_bytes = ports * 12 + f.num_nodes() as u64 * 5 + opera_bytes + f.route_table_bytes();
     let port_bytes = ports * std::mem::size_of::<Port>() as u64;
     let host_bytes = f.num_hosts as u64 * 256;
     let flows = m.workload.total_flows(f.num_hosts);
@@ -111,6 +112,10 @@ impl SizeReport {
                 ),
                 None => String::new(),
             },
+            TopologyKind::Expander => {
+                let (racks, d, u) = t.rack_dims();
+                format!("{racks} racks x {d} hosts, {u} uplinks")
+            }
             _ => format!("k = {}", t.k),
         };
         let _ = writeln!(

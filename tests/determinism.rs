@@ -21,6 +21,27 @@ fn results_do_not_depend_on_threads_or_partitions() {
     }
 }
 
+/// Every policy an expander accepts, on 12 racks of 2 hosts with 3 uplinks each: the same
+/// results for any threads and partitions (a partition is a block of racks; ToR-to-ToR links
+/// are cut).
+#[test]
+fn expander_results_do_not_depend_on_threads_or_partitions() {
+    for policy in LbPolicy::ALL
+        .into_iter()
+        .filter(|p| p.works_on_flat_fabric())
+    {
+        let s = common::expander_scenario((12, 2, 3), policy, 64 * 1024);
+        let reference = results(&s, 1, 1);
+        for (threads, parts) in [(2, 2), (2, 5), (1, 7), (2, 12)] {
+            let r = results(&s, threads, parts);
+            assert_eq!(
+                r, reference,
+                "{policy:?} expander: threads {threads}, partitions {parts} differ"
+            );
+        }
+    }
+}
+
 #[test]
 fn different_seeds_give_different_results() {
     // Guards the test above against comparing constants.

@@ -473,6 +473,16 @@ fn lossy_congestion_controlled_runs_are_identical_for_any_ranks_and_threads() {
 
 /// Runs scenario text `toml` alone and under 2 and 3 ranks (1 and 2 threads): results and
 /// histograms (every phase's tag included) equal the single process's.
+/// Expander: racks on different ranks, ToR-to-ToR links cut; results and histograms equal
+/// the single process's.
+#[test]
+fn expander_runs_are_identical_for_any_ranks_and_threads() {
+    if !mpi_available() {
+        return;
+    }
+    assert_identical_across_ranks(include_str!("data/expander_small.toml"), &[]);
+}
+
 fn assert_identical_across_ranks(toml: &str, phases: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let s = dir.path().join("s.toml");

@@ -266,3 +266,44 @@ fn a_hand_written_plan_cutting_a_zero_latency_host_link_is_refused() {
         "the error claims switch.forwarding_latency_ns is 0 although it is 150: {err}"
     );
 }
+
+/// An expander (10 racks of 2 hosts, 3 uplinks; host links of 0 ns, ToR-to-ToR 500 ns):
+/// `weft partition` cuts it into blocks of racks (ToR-to-ToR links only, lookahead 500 ns),
+/// the plan gives the automatic and the single-partition results, and the plan is refused for
+/// another seed, whose graph is another fabric.
+#[test]
+fn an_expander_plan_file_gives_the_same_results() {
+    let toml = "[topology]\nkind = \"expander\"\nracks = 10\nhosts_per_rack = 2\nuplinks = 3\n\
+                [topology.tiers.host_tor]\nlatency_ns = 0\n[lb]\npolicy = \"drill\"\n\
+                [workload]\nmessage_bytes = 65536\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.toml"), toml).unwrap();
+    let o = Command::new(BIN)
+        .args(["partition", "s.toml", "--parts", "5", "-o", "p.plan"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let plan = std::fs::read_to_string(dir.path().join("p.plan")).unwrap();
+    assert!(
+        plan.contains("topology = \"expander racks=10 hosts_per_rack=2 uplinks=3\""),
+        "{plan}"
+    );
+    let single = run_json(dir.path(), &["--partitions", "1"]);
+    let auto = run_json(dir.path(), &["--partitions", "10", "--threads", "2"]);
+    let planned = run_json(dir.path(), &["--partition", "p.plan", "--threads", "2"]);
+    assert_eq!(planned["run"]["partitions"], 5);
+    assert_eq!(planned["run"]["lookahead_ns"], 500.0, "{}", planned["run"]);
+    assert!(planned["run"]["cut_links"].as_u64().unwrap() > 0);
+    assert_eq!(single["results"]["flows"]["completed"], 20);
+    assert_eq!(auto["results"], single["results"]);
+    assert_eq!(planned["results"], single["results"]);
+    let o = Command::new(BIN)
+        .args(["run", "s.toml", "--set", "seed=2", "--partition", "p.plan"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("another fabric"), "{err}");
+}

@@ -43,6 +43,15 @@ fn topology_label(m: &Model) -> String {
             o.racks(),
             o.hosts_per_rack()
         ),
+        None if m.fabric.kind == crate::scenario::TopologyKind::Expander => {
+            let f = &m.fabric;
+            let racks = f.num_groups(true);
+            format!(
+                "expander racks={racks} hosts_per_rack={} uplinks={}",
+                f.num_hosts / racks,
+                f.tier_uplinks(1)
+            )
+        }
         None => format!("{} k={}", m.fabric.kind.name(), m.fabric.k),
     }
 }

@@ -4,11 +4,13 @@
 
 pub mod ai;
 pub mod cc;
+mod expander;
 mod load;
 mod overrides;
 mod pgft;
 mod validate;
 
+pub use expander::ExpanderConfig;
 pub use load::{load_scenario, load_scenario_str};
 pub use pgft::{pgft_stage_names, pgft_tier_names, HostTypes, NodeTypeRanges, PgftConfig};
 pub use validate::{tier_names, FieldError};
@@ -68,6 +70,9 @@ pub enum TopologyKind {
     /// Opera (NSDI 2020): racks whose uplinks go to rotor circuit switches cycling through
     /// matchings (`topology.racks`, `hosts_per_rack`, `uplinks`, `[topology.opera]`).
     Opera,
+    /// Static random u-regular graph of ToRs (`topology.racks`, `hosts_per_rack`, `uplinks`,
+    /// `[topology.expander]`).
+    Expander,
 }
 
 impl TopologyKind {
@@ -77,6 +82,7 @@ impl TopologyKind {
             TopologyKind::LeafSpine => "leaf_spine",
             TopologyKind::Pgft => "pgft",
             TopologyKind::Opera => "opera",
+            TopologyKind::Expander => "expander",
         }
     }
 }
@@ -105,12 +111,15 @@ pub struct TopologyConfig {
     pub hosts_per_leaf: Option<u32>,
     /// `kind = "pgft"` only: PGFT(h; m; w; p) and node types.
     pub pgft: Option<PgftConfig>,
-    /// Rack fabrics (Opera): racks (ToRs), hosts per rack and uplinks per rack (Opera: one
-    /// per rotor switch). Unset: the paper's k = 12 fabric of 108 racks × 6 hosts, 6 uplinks.
+    /// Rack fabrics (Opera, expander): racks (ToRs), hosts per rack and uplinks per rack
+    /// (Opera: one per rotor switch; expander: ToR-to-ToR links, the graph's degree). Unset:
+    /// the paper's k = 12 fabrics, Opera 108 racks × 6 hosts, 6 uplinks; expander 130 × 5, 7.
     pub racks: Option<u32>,
     pub hosts_per_rack: Option<u32>,
     pub uplinks: Option<u32>,
     pub opera: OperaConfig,
+    /// `[topology.expander]`: expander only.
+    pub expander: ExpanderConfig,
 }
 
 /// Most uplinks (Opera: rotors) per rack.
@@ -184,13 +193,18 @@ impl TopologyConfig {
         )
     }
 
-    /// (racks, hosts per rack, uplinks per rack) of a rack fabric (Opera): unset, the
-    /// paper's 108 × 6 with 6 uplinks.
+    /// (racks, hosts per rack, uplinks per rack) of a rack fabric: unset, the paper's
+    /// fabrics at k = 12: Opera 108 × 6 with 6 uplinks, its cost-equivalent expander 130 × 5
+    /// with 7.
     pub fn rack_dims(&self) -> (u32, u32, u32) {
+        let (racks, hosts, uplinks) = match self.kind {
+            TopologyKind::Expander => (130, 5, 7),
+            _ => (108, 6, 6),
+        };
         (
-            self.racks.unwrap_or(108),
-            self.hosts_per_rack.unwrap_or(6),
-            self.uplinks.unwrap_or(6),
+            self.racks.unwrap_or(racks),
+            self.hosts_per_rack.unwrap_or(hosts),
+            self.uplinks.unwrap_or(uplinks),
         )
     }
 }
@@ -268,6 +282,7 @@ impl Default for TopologyConfig {
             hosts_per_rack: None,
             uplinks: None,
             opera: OperaConfig::default(),
+            expander: ExpanderConfig::default(),
         }
     }
 }

@@ -41,6 +41,7 @@ pub fn tier_names(kind: TopologyKind) -> &'static [&'static str] {
         // By height: `TopologyConfig::tier_names`; this is the three-level one.
         TopologyKind::Pgft => super::pgft_tier_names(3),
         TopologyKind::Opera => &["host_tor", "tor_tor"],
+        TopologyKind::Expander => &["host_tor", "tor_tor"],
     }
 }
 
@@ -106,7 +107,7 @@ fn check_latency(field: &str, ns: f64) -> Result<()> {
 
 impl Scenario {
     /// The most uplinks any switch chooses among: k/2 in a fat tree, the spines of a
-    /// leaf-spine.
+    /// leaf-spine, the ToR-to-ToR ports of an expander.
     pub fn max_uplinks(&self) -> u32 {
         match self.topology.kind {
             TopologyKind::FatTree => self.topology.k / 2,
@@ -116,6 +117,7 @@ impl Scenario {
                 (1..g.m.len()).map(|l| g.w[l] * p[l]).max().unwrap_or(1)
             }),
             TopologyKind::Opera => self.topology.rack_dims().2,
+            TopologyKind::Expander => self.topology.rack_dims().2,
         }
     }
 
@@ -147,13 +149,22 @@ impl Scenario {
     fn validate_racks(&self) -> Result<()> {
         let t = &self.topology;
         let opera = t.kind == TopologyKind::Opera;
+        let expander = t.kind == TopologyKind::Expander;
+        // An expander tabulates routes per (ToR, rack) pair, and a 1-regular graph (2 racks)
+        // is a valid if tiny one.
+        let (max_racks, min_uplinks) = match expander {
+            true => (super::expander::MAX_RACKS, 1),
+            false => (1 << 20, 2),
+        };
         for (field, v, min, max) in [
-            ("topology.racks", t.racks, 2, 1 << 20),
+            ("topology.racks", t.racks, 2, max_racks),
             ("topology.hosts_per_rack", t.hosts_per_rack, 1, 4096),
-            ("topology.uplinks", t.uplinks, 2, MAX_RACK_UPLINKS),
+            ("topology.uplinks", t.uplinks, min_uplinks, MAX_RACK_UPLINKS),
         ] {
             match v {
-                Some(_) if !opera => bail_field!(field, "only used with kind = \"opera\""),
+                Some(_) if !opera && !expander => {
+                    bail_field!(field, "only used with kind = \"opera\" or \"expander\"")
+                }
                 Some(n) if n < min || n > max => {
                     bail_field!(field, "must be from {min} to {max} (got {n})")
                 }
@@ -237,6 +248,7 @@ impl Scenario {
         }
         self.validate_pgft()?;
         self.validate_racks()?;
+        self.validate_expander()?;
         check_rate("topology.link_rate_gbps", t.link_rate_gbps)?;
         check_latency("topology.link_latency_ns", t.link_latency_ns)?;
         let names = t.tier_names();

@@ -20,11 +20,13 @@
 //! - `now` is an argument of `route` and `peer` so that time-varying fabrics (Opera) compute
 //!   them from the time and the seed alone; static fabrics ignore it.
 
+pub mod expander;
 mod failures;
 mod fat_tree;
 mod leaf_spine;
 pub mod opera;
 pub mod pgft;
+pub mod regular_graph;
 
 pub use failures::contains;
 use failures::FailureRoutes;
@@ -114,6 +116,7 @@ enum Shape {
     LeafSpine(leaf_spine::LeafSpine),
     Pgft(pgft::Pgft),
     Opera(Box<opera::OperaFabric>),
+    Expander(Box<expander::Expander>),
 }
 
 /// Calls the same method on whichever shape the fabric is: the one place that lists them.
@@ -124,6 +127,7 @@ macro_rules! dispatch {
             Shape::LeafSpine($s) => $call,
             Shape::Pgft($s) => $call,
             Shape::Opera($s) => $call,
+            Shape::Expander($s) => $call,
         }
     };
 }
@@ -167,7 +171,8 @@ impl Fabric {
     }
 
     /// Builds the fabric of a validated scenario; fails (naming the field) only where the
-    /// topology's own construction can (Opera: no connected schedule for these racks).
+    /// topology's own construction can (Opera: no connected schedule for these racks;
+    /// expander: every random graph drawn is disconnected).
     pub fn try_build(s: &Scenario) -> Result<Fabric, FieldError> {
         let t = &s.topology;
         let mut latency_fields = vec![];
@@ -224,8 +229,28 @@ impl Fabric {
                 let (hosts, wiring) = (of.num_hosts(), of.wiring());
                 (Shape::Opera(Box::new(of)), hosts, wiring, opera::STAGES)
             }
+            TopologyKind::Expander => {
+                let (racks, d, u) = t.rack_dims();
+                let realizations = t.expander.realizations;
+                let e = expander::Expander::build(racks, d, u, realizations, s.seed)?;
+                let (hosts, wiring) = (e.num_hosts(), e.wiring());
+                (
+                    Shape::Expander(Box::new(e)),
+                    hosts,
+                    wiring,
+                    expander::STAGES,
+                )
+            }
         };
-        let mut f = Fabric::assemble(t.kind, t.k, num_hosts, shape, wiring, link_classes);
+        // The switch radix: a flat fabric's ToR has hosts and ToR-to-ToR ports.
+        let k = match t.kind {
+            TopologyKind::Expander => {
+                let (_, d, u) = t.rack_dims();
+                d + u
+            }
+            _ => t.k,
+        };
+        let mut f = Fabric::assemble(t.kind, k, num_hosts, shape, wiring, link_classes);
         f.latency_fields = latency_fields;
         f.stage_names = stages;
         f.host_types = t.host_types(num_hosts)?;
@@ -357,14 +382,15 @@ impl Fabric {
         Ok(self)
     }
 
-    /// One port per link of `class`: the one leaving the lower tier.
+    /// One port per link of `class`: the one leaving the lower tier (a lateral link: the
+    /// one leaving the lower node id).
     fn upward_links_of_class(&self, class: u8) -> Vec<(NodeId, u16)> {
         (0..self.num_nodes())
             .flat_map(|n| (0..self.num_ports(n)).map(move |p| (n, p)))
             .filter(|&(n, p)| {
                 let g = self.port_id(n, p) as usize;
                 let peer = self.port_peer_node[g];
-                self.port_link_class[g] == class && self.tier(peer) > self.tier(n)
+                self.port_link_class[g] == class && (self.tier(peer), peer) > (self.tier(n), n)
             })
             .collect()
     }
@@ -459,11 +485,16 @@ impl Fabric {
     pub fn link_classes(&self) -> &[LinkParams] {
         &self.link_classes
     }
-    /// Ports of `n` that lead to a higher tier (0 for top-layer switches).
+    /// Ports of `n` that lead to a higher tier, or to a switch of the same tier in a flat
+    /// fabric (an expander's ToR-to-ToR ports): the ports a switch chooses among (0 for
+    /// top-layer switches of a tree).
     pub fn uplinks(&self, n: NodeId) -> u16 {
         let t = self.tier(n);
         (0..self.num_ports(n))
-            .filter(|&p| self.tier(self.peer(n, p, 0).0) > t)
+            .filter(|&p| {
+                let peer = self.peer(n, p, 0).0;
+                self.tier(peer) > t || (self.tier(peer) == t && !self.is_host(peer))
+            })
             .count() as u16
     }
     #[inline]
@@ -498,7 +529,7 @@ impl Fabric {
         dispatch!(self, s => s.route(n, dst))
     }
 
-    /// The highest tier (3: fat-tree cores, 2: leaf-spine spines).
+    /// The highest tier (3: fat-tree cores, 2: leaf-spine spines, 1: expander ToRs).
     #[inline]
     pub fn top_tier(&self) -> u8 {
         self.top_tier
@@ -576,6 +607,24 @@ impl Fabric {
             TopologyKind::FatTree => "edge switch",
             TopologyKind::LeafSpine | TopologyKind::Pgft => "leaf",
             TopologyKind::Opera => "rack",
+            TopologyKind::Expander => "rack",
+        }
+    }
+
+    /// Two hosts on a longest shortest path of the fabric (base RTT, BDP): the first and
+    /// the last host of a tree; hosts of two racks a diameter apart on an expander.
+    pub fn farthest_hosts(&self) -> (NodeId, NodeId) {
+        match &self.shape {
+            Shape::Expander(e) => e.farthest_hosts(),
+            _ => (0, self.num_hosts - 1),
+        }
+    }
+
+    /// Bytes of shape-specific routing tables (an expander's; 0 for trees).
+    pub fn route_table_bytes(&self) -> u64 {
+        match &self.shape {
+            Shape::Expander(e) => e.table_bytes(),
+            _ => 0,
         }
     }
 
@@ -586,7 +635,7 @@ impl Fabric {
             Shape::FatTree(f) => Some(f.as_pgft()),
             Shape::LeafSpine(l) => Some(l.as_pgft()),
             Shape::Pgft(g) => Some(*g),
-            Shape::Opera(_) => None,
+            Shape::Opera(_) | Shape::Expander(_) => None,
         }
     }
 
@@ -717,6 +766,131 @@ mod tests {
             e.contains("topology.leaves") && e.contains("leaf_spine"),
             "{e}"
         );
+    }
+
+    /// An expander of `racks` ToRs with `d` hosts and `u` uplinks each.
+    fn expander(racks: u32, d: u32, u: u32, seed: u64) -> Fabric {
+        let mut s = Scenario {
+            seed,
+            ..Scenario::default()
+        };
+        s.topology.kind = TopologyKind::Expander;
+        s.lb.policy = crate::scenario::LbPolicy::Ecmp;
+        (
+            s.topology.racks,
+            s.topology.hosts_per_rack,
+            s.topology.uplinks,
+        ) = (Some(racks), Some(d), Some(u));
+        s.validate().unwrap();
+        Fabric::build(&s)
+    }
+
+    /// ToR-to-ToR hop counts from ToR node `src` over the fabric's own links (a BFS
+    /// independent of the expander's table), indexed by rack.
+    fn tor_distances(f: &Fabric, src: NodeId) -> Vec<u32> {
+        let t0 = f.num_hosts;
+        let mut dist = vec![u32::MAX; f.num_switches() as usize];
+        let mut queue = std::collections::VecDeque::from([src]);
+        dist[(src - t0) as usize] = 0;
+        while let Some(n) = queue.pop_front() {
+            for p in 0..f.num_ports(n) {
+                let (m, _) = f.peer(n, p, 0);
+                if !f.is_host(m) && dist[(m - t0) as usize] == u32::MAX {
+                    dist[(m - t0) as usize] = dist[(n - t0) as usize] + 1;
+                    queue.push_back(m);
+                }
+            }
+        }
+        dist
+    }
+
+    /// Every walk from every host to a sample of hosts, taking the first and also the last
+    /// candidate at every choice, arrives in exactly 2 + (BFS distance between the racks)
+    /// links (2 within a rack), as `Fabric::hops` says; every choice is a lateral port.
+    #[test]
+    fn expander_routes_follow_shortest_paths() {
+        for (racks, d, u, seed) in [(4, 2, 3, 1), (20, 2, 3, 1), (21, 3, 4, 2), (130, 5, 7, 3)] {
+            let f = expander(racks, d, u, seed);
+            assert!(f.check_symmetric());
+            assert_eq!(
+                (f.num_hosts, f.num_switches(), f.k),
+                (racks * d, racks, d + u)
+            );
+            assert_eq!((f.top_tier(), f.stage_names().len()), (1, 3));
+            let dist: Vec<Vec<u32>> = (0..racks)
+                .map(|r| tor_distances(&f, f.num_hosts + r))
+                .collect();
+            assert!(dist.iter().flatten().all(|&x| x < u32::MAX), "connected");
+            for tor in f.num_hosts..f.num_nodes() {
+                assert_eq!(
+                    (f.num_ports(tor), f.uplinks(tor)),
+                    ((d + u) as u16, u as u16)
+                );
+                assert_eq!(f.group_of(tor, true), Some(tor - f.num_hosts));
+                let stages: Vec<u8> = (0..f.num_ports(tor)).map(|p| f.stage(tor, p)).collect();
+                assert!(stages[..d as usize].iter().all(|&s| s == 2), "{stages:?}");
+                assert!(stages[d as usize..].iter().all(|&s| s == 1), "{stages:?}");
+            }
+            let step = (f.num_hosts / 40).max(1);
+            for src in 0..f.num_hosts {
+                assert_eq!(f.stage(src, 0), 0);
+                for dst in (src % step..f.num_hosts).step_by(step as usize) {
+                    if dst == src {
+                        continue;
+                    }
+                    let want = 2 + dist[(src / d) as usize][(dst / d) as usize];
+                    assert_eq!(f.hops(src, dst), want, "{src}->{dst}");
+                    for pick_last in [false, true] {
+                        let mut n = f.peer(src, 0, 0).0;
+                        let mut hops = 1;
+                        while n != dst {
+                            let port = match f.route(n, dst, 0) {
+                                Route::Port(q) => q,
+                                Route::Choice(c) => {
+                                    assert!(c.iter().all(|q| q >= d as u16 && q < (d + u) as u16));
+                                    c.get(if pick_last { c.len() - 1 } else { 0 })
+                                }
+                            };
+                            n = f.peer(n, port, 0).0;
+                            hops += 1;
+                            assert!(hops <= want, "{src}->{dst} longer than {want}");
+                        }
+                        assert_eq!(hops, want, "{src}->{dst}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every lateral port a route offers leads one hop closer (so the candidate list is
+    /// exactly the set of next hops on shortest paths, not a subset): checked for every
+    /// (ToR, destination rack) of a small expander.
+    #[test]
+    fn expander_candidates_are_every_shortest_next_hop() {
+        let (racks, d, u) = (24, 1, 3);
+        let f = expander(racks, d, u, 4);
+        let dist: Vec<Vec<u32>> = (0..racks)
+            .map(|r| tor_distances(&f, f.num_hosts + r))
+            .collect();
+        let mut choices = 0;
+        for r in 0..racks {
+            let tor = f.num_hosts + r;
+            for t in (0..racks).filter(|&t| t != r) {
+                let closer: Vec<u16> = (d as u16..(d + u) as u16)
+                    .filter(|&p| {
+                        let m = f.peer(tor, p, 0).0 - f.num_hosts;
+                        dist[m as usize][t as usize] + 1 == dist[r as usize][t as usize]
+                    })
+                    .collect();
+                let offered: Vec<u16> = match f.route(tor, t * d, 0) {
+                    Route::Port(p) => vec![p],
+                    Route::Choice(c) => c.iter().collect(),
+                };
+                choices += (offered.len() > 1) as u32;
+                assert_eq!(offered, closer, "ToR {r} to rack {t}");
+            }
+        }
+        assert!(choices > 0, "some pair has equal-cost paths");
     }
 
     #[test]

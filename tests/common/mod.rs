@@ -22,6 +22,28 @@ pub fn scenario(kind: TopologyKind, k: u32, policy: LbPolicy, message_bytes: u64
     s
 }
 
+/// [`scenario`] on an expander of `racks` ToRs with `hosts_per_rack` hosts and `uplinks`
+/// ToR-to-ToR links each.
+pub fn expander_scenario(
+    (racks, hosts_per_rack, uplinks): (u32, u32, u32),
+    policy: LbPolicy,
+    message_bytes: u64,
+) -> Scenario {
+    let mut s = Scenario::default();
+    if policy.needs_feedback() {
+        s.host.cc = CcKind::Constant;
+    }
+    s.topology.kind = TopologyKind::Expander;
+    s.topology.racks = Some(racks);
+    s.topology.hosts_per_rack = Some(hosts_per_rack);
+    s.topology.uplinks = Some(uplinks);
+    s.lb.policy = policy;
+    s.workload.kind = WorkloadKind::Permutation;
+    s.workload.message_bytes = message_bytes;
+    s.validate().expect("test scenario is valid");
+    s
+}
+
 pub fn run(s: &Scenario, threads: usize, partitions: u32) -> RunOutput {
     simulate(
         s,
