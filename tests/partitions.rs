@@ -60,8 +60,8 @@ fn committed_plans_regenerate_byte_for_byte() {
         checked += 1;
     }
     assert_eq!(
-        checked, 7,
-        "expected the four k = 64 fat-tree and three k = 24 Opera reference plans"
+        checked, 9,
+        "expected the four k = 64 fat-tree, three k = 24 and two k = 64 Opera reference plans"
     );
 }
 
