@@ -29,6 +29,9 @@ pub enum TimerKind {
     Rto = 2,
     /// A flow's pacing gap is over (`arg`: the flow's index).
     FlowPace = 3,
+    /// Opera RotorLB: a superslice starts, the host commits bulk packets to the rotor(s)
+    /// that just came up (`net/rotorlb.rs`).
+    RlbSlot = 4,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,6 +7,7 @@ pub(crate) mod link;
 pub(crate) mod nic;
 pub mod port;
 pub(crate) mod qdisc;
+pub mod rotorlb;
 pub mod sent_flows;
 pub mod switch;
 pub(crate) mod triggers;

@@ -13,6 +13,7 @@ pub mod cc;
 pub(crate) mod paced;
 pub(crate) mod receiver;
 pub mod reliable;
+pub mod rotor;
 pub(crate) mod seqset;
 
 use crate::scenario::cc::{DctcpConfig, MswiftConfig, NsccConfig, SwiftConfig};
