@@ -10,6 +10,7 @@ pub mod lb;
 pub mod metrics;
 pub mod model;
 pub mod net;
+pub mod opera_faults_cmd;
 pub mod packet;
 pub mod report;
 pub mod rng;

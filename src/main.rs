@@ -80,6 +80,29 @@ enum Cmd {
         #[arg(long, value_name = "FILE")]
         weights: Option<PathBuf>,
     },
+    /// Opera's fault tolerance: per superslice, the share of live rack pairs still connected
+    /// over live circuits of the stable rotors, for random failures of ToR uplinks, ToRs and
+    /// rotor switches (`draws` draws of each setting; fractions may be comma-separated lists).
+    OperaFaults {
+        scenario: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// Shares of ToR uplinks that fail, e.g. 0,0.01,0.05,0.1.
+        #[arg(long, value_delimiter = ',', default_value = "0")]
+        links: Vec<f64>,
+        /// Shares of ToRs that fail.
+        #[arg(long, value_delimiter = ',', default_value = "0")]
+        tors: Vec<f64>,
+        /// Shares of rotor switches that fail.
+        #[arg(long, value_delimiter = ',', default_value = "0")]
+        rotors: Vec<f64>,
+        /// Failure draws per setting.
+        #[arg(long, default_value_t = 10)]
+        draws: u64,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write a synthetic MoE routing trace (a CSV GPU × GPU token-count matrix of one EP group).
     MoeTrace {
         /// GPUs of the expert-parallel group (ep_size).
@@ -315,6 +338,22 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                 if let Some(i) = events_imbalance {
                     println!("expected event imbalance {i:.3} (busiest partition's events / mean)");
                 }
+            }
+            Ok(())
+        }
+        Cmd::OperaFaults {
+            scenario,
+            sets,
+            links,
+            tors,
+            rotors,
+            draws,
+            json,
+        } => {
+            let s = load_scenario(&scenario, &sets)?;
+            let text = weft::opera_faults_cmd::run(&s, &links, &tors, &rotors, draws, json)?;
+            if root {
+                print!("{text}");
             }
             Ok(())
         }

@@ -38,6 +38,8 @@ pub enum Purpose {
     Poisson = 13,
     /// Start times of a staggered shuffle (`workload/shuffle.rs`, owner = the flow id).
     Shuffle = 14,
+    /// Opera failure draws (`topology/opera/faults.rs`; owner = the draw's number).
+    OperaFaults = 15,
 }
 
 pub(crate) fn splitmix64(mut x: u64) -> u64 {

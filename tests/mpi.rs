@@ -186,6 +186,16 @@ fn pairwise_collectives_are_identical_for_any_ranks_and_threads() {
     );
 }
 
+/// Opera: rotor uplinks change peers, so cut links change partitions with time; results
+/// and histograms still equal the single process's.
+#[test]
+fn opera_runs_are_identical_for_any_ranks_and_threads() {
+    if !mpi_available() {
+        return;
+    }
+    assert_identical_across_ranks(include_str!("data/opera_small.toml"), &[]);
+}
+
 #[test]
 fn plan_for_another_rank_count_is_refused_promptly() {
     if !mpi_available() {

@@ -901,6 +901,11 @@ pub enum WorkloadKind {
     /// Every host sends `message_bytes` to every host of other racks, at 0 or staggered over
     /// `stagger_us` (`workload/shuffle.rs`).
     Shuffle,
+    /// Opera's hot rack: the hosts of one rack send `message_bytes` to those of another
+    /// (`workload/rack_patterns.rs`).
+    HotRack,
+    /// Opera's skew[θ, 1]: a permutation among the hosts of `active_racks` (θ) of the racks.
+    Skew,
     /// A ring collective (`collective`) over `hosts`: every step waits for the previous
     /// step's chunk from the previous rank.
     Ring,
@@ -1040,6 +1045,11 @@ pub struct WorkloadConfig {
     /// Permutation: every host sends to a host of another pod (fat tree) or leaf
     /// (leaf-spine), as the Ofan paper's link-overload figure.
     pub inter_pod: bool,
+    /// Permutation: every host sends to a host of another rack (edge switch, leaf, Opera
+    /// rack): the Opera paper's host permutation.
+    pub inter_rack: bool,
+    /// Skew: the share θ of racks that is active (skew[θ, 1]), in (0, 1]; unset: 0.2.
+    pub active_racks: Option<f64>,
     /// Continuous: offered load as a fraction of the host's line rate, in (0, 1]
     /// (unset: 1); poisson: the fraction of aggregate host link bandwidth the flows' payload
     /// offers, in (0, 1] (required).
@@ -1119,6 +1129,8 @@ impl Default for WorkloadConfig {
             message_bytes: 1 << 20,
             file: None,
             inter_pod: false,
+            inter_rack: false,
+            active_racks: None,
             load: None,
             duration_us: None,
             size_cdf: None,

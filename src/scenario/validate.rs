@@ -364,6 +364,25 @@ impl Scenario {
         if w.kind != WorkloadKind::Poisson && w.size_cdf.is_some() {
             bail_field!("workload.size_cdf", "only used with kind = \"poisson\"");
         }
+        if w.kind != WorkloadKind::Permutation && w.inter_rack {
+            bail_field!(
+                "workload.inter_rack",
+                "only used with kind = \"permutation\""
+            );
+        }
+        if w.inter_rack && w.inter_pod {
+            bail_field!(
+                "workload.inter_rack",
+                "give inter_rack or inter_pod, not both"
+            );
+        }
+        match (w.kind, w.active_racks) {
+            (WorkloadKind::Skew, Some(f)) if !(f > 0.0 && f <= 1.0) => {
+                bail_field!("workload.active_racks", "must be in (0, 1] (got {f})")
+            }
+            (WorkloadKind::Skew, _) | (_, None) => {}
+            _ => bail_field!("workload.active_racks", "only used with kind = \"skew\""),
+        }
         if w.kind != WorkloadKind::Shuffle && w.stagger_us.is_some() {
             bail_field!("workload.stagger_us", "only used with kind = \"shuffle\"");
         }
@@ -376,13 +395,22 @@ impl Scenario {
             );
         }
         match w.kind {
-            WorkloadKind::AllToAll | WorkloadKind::Shuffle if w.inter_pod => {
+            WorkloadKind::AllToAll
+            | WorkloadKind::Shuffle
+            | WorkloadKind::HotRack
+            | WorkloadKind::Skew
+                if w.inter_pod =>
+            {
                 bail_field!(
                     "workload.inter_pod",
                     "only used with kind = \"permutation\""
                 );
             }
-            WorkloadKind::Permutation | WorkloadKind::AllToAll | WorkloadKind::Shuffle => {
+            WorkloadKind::Permutation
+            | WorkloadKind::AllToAll
+            | WorkloadKind::Shuffle
+            | WorkloadKind::HotRack
+            | WorkloadKind::Skew => {
                 if let Some(d) = w.stagger_us {
                     if !(0.0..=1e9).contains(&d) {
                         bail_field!("workload.stagger_us", "must be in [0, 10^9] µs (got {d})");

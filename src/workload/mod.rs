@@ -32,6 +32,7 @@ pub mod pairwise;
 mod permutation;
 pub mod placement;
 pub mod poisson;
+mod rack_patterns;
 mod ranks;
 pub mod ring;
 pub mod shuffle;
@@ -123,7 +124,10 @@ impl Workload {
         Ok(match s.workload.kind {
             WorkloadKind::Permutation => {
                 let mut rng = stream(s.seed, 0, Purpose::Workload);
-                let dst = if s.workload.inter_pod {
+                let dst = if s.workload.inter_rack {
+                    let rack = racks(fabric);
+                    permutation::inter_group_derangement(num_hosts, &|h| rack[h as usize], &mut rng)
+                } else if s.workload.inter_pod {
                     let group = |h: u32| fabric.group_of(h, false).expect("hosts have a pod");
                     permutation::inter_group_derangement(num_hosts, &group, &mut rng)
                 } else {
@@ -156,6 +160,22 @@ impl Workload {
                 let sh = shuffle::Shuffle::new(&racks(fabric), w.message_bytes, stagger_ps, s.seed)
                     .map_err(|e| anyhow::anyhow!("workload.kind: \"shuffle\" {e}"))?;
                 Workload::Shuffle(sh)
+            }
+            WorkloadKind::HotRack | WorkloadKind::Skew => {
+                let (w, rng) = (&s.workload, &mut stream(s.seed, 0, Purpose::Workload));
+                let flows = match w.kind {
+                    WorkloadKind::HotRack => {
+                        rack_patterns::hot_rack(&racks(fabric), w.message_bytes, rng)
+                    }
+                    _ => rack_patterns::skew(
+                        &racks(fabric),
+                        w.active_racks.unwrap_or(0.2),
+                        w.message_bytes,
+                        rng,
+                    ),
+                }
+                .map_err(|e| anyhow::anyhow!("workload.kind: {:?} {e}", w.kind))?;
+                Workload::from_flows(flows, num_hosts)
             }
             WorkloadKind::Ring => Workload::Ring(ring::Ring::build(s, num_hosts)?),
             WorkloadKind::Pairwise => Workload::Pairwise(pairwise::Pairwise::build(s, num_hosts)?),

@@ -292,3 +292,123 @@ impl OperaFabric {
         self.u as u16
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 12 racks × 2 hosts, 4 rotors, slices of ε 20 µs + δ 1.7 µs + r 2 µs.
+    fn small() -> OperaFabric {
+        OperaFabric::new(&OperaParams {
+            racks: 12,
+            hosts_per_rack: 2,
+            uplinks: 4,
+            epsilon_ps: 20_000_000,
+            delta_ps: 1_700_000,
+            reconfig_ps: 2_000_000,
+            realizations: 20,
+            seed: 1,
+            ..OperaParams::default()
+        })
+        .unwrap()
+    }
+
+    /// Times at which a packet labelled `s` may still be on its way: from the start of
+    /// superslice s to the end of the next superslice's δ (ε after the label's slice ends).
+    fn window(o: &OperaFabric, s: usize) -> Vec<u64> {
+        let t = o.opera.timing();
+        let start = t.start_ps(0, s);
+        let next = start + t.superslice_ps();
+        vec![
+            start,
+            start + t.epsilon_ps,
+            next - 1,
+            next,
+            next + t.epsilon_ps + t.delta_ps - 1,
+        ]
+    }
+
+    /// Following any next hop of its label from any ToR reaches the destination in the
+    /// label's hop count, and every circuit on the way holds, from the label's start until
+    /// the next superslice's δ ends, the matching the label planned: a packet sent in a slice
+    /// never needs a circuit that reconfigures before it leaves it.
+    #[test]
+    fn label_routes_use_only_circuits_that_hold_until_the_packet_leaves() {
+        let o = small();
+        let s_count = o.opera.schedule().superslices();
+        let mut buf = [0u16; MAX_UPLINKS];
+        for s in 0..s_count {
+            let times = window(&o, s);
+            for src in 0..o.racks {
+                for dst_host in 0..o.num_hosts() {
+                    let dst_rack = dst_host / o.d;
+                    if dst_rack == src {
+                        continue;
+                    }
+                    for pick_last in [false, true] {
+                        let (mut tor, mut hops) = (o.t0 + src, 0);
+                        while o.downlink(tor, dst_host).is_none() {
+                            let count = o.next_hop_ports(tor, dst_host, s as u32, &mut buf);
+                            assert!(count > 0);
+                            let p = buf[if pick_last { count - 1 } else { 0 }];
+                            let planned = o.planned_peer(tor, p, s as u32);
+                            for &t in &times {
+                                assert_eq!(o.peer_at(tor, p, t), Some((planned, p)), "s {s} t {t}");
+                            }
+                            tor = planned;
+                            hops += 1;
+                        }
+                        let want = o.opera.hops(s, src as usize, dst_rack as usize);
+                        assert_eq!(hops, want, "s {s} rack {src} -> host {dst_host}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// An uplink is dark exactly during the r of the superslices its rotor reconfigures in,
+    /// and otherwise leads to the same port of the ToR its matching pairs it with, which
+    /// leads back (links stay symmetric at every instant).
+    #[test]
+    fn uplinks_are_dark_only_while_their_rotor_reconfigures_and_symmetric_otherwise() {
+        let o = small();
+        let t = *o.opera.timing();
+        for s in 0..o.opera.schedule().superslices() {
+            let start = t.start_ps(0, s);
+            for at in [
+                start,
+                start + t.epsilon_ps + t.delta_ps,
+                start + t.superslice_ps() - 1,
+            ] {
+                let in_r = at >= start + t.epsilon_ps + t.delta_ps;
+                for tor in o.t0..o.t0 + o.racks {
+                    for p in o.d..o.d + o.u {
+                        let p = p as u16;
+                        let rotor = (p as u32 - o.d) as usize;
+                        let dark = in_r && o.opera.schedule().reconfigures(rotor, s);
+                        let (peer, pp) = o.peer_at(tor, p, at).unwrap();
+                        assert_eq!(peer == DARK, dark, "tor {tor} port {p} at {at}");
+                        if !dark {
+                            assert_eq!(pp, p);
+                            assert_eq!(o.peer_at(peer, p, at), Some((tor, p)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Over a cycle each ToR's uplinks reach every other ToR exactly once.
+    #[test]
+    fn uplinks_reach_every_other_rack_once_per_cycle() {
+        let o = small();
+        for tor in o.t0..o.t0 + o.racks {
+            let mut all: Vec<NodeId> = (o.d..o.d + o.u)
+                .flat_map(|p| o.peers_over_cycle(tor, p as u16))
+                .collect();
+            all.sort_unstable();
+            let want: Vec<NodeId> = (o.t0..o.t0 + o.racks).filter(|&t| t != tor).collect();
+            assert_eq!(all, want, "tor {tor}");
+        }
+    }
+}

@@ -37,6 +37,7 @@
 
 mod fabric;
 mod factorize;
+pub mod faults;
 mod paths;
 mod schedule;
 mod timing;
