@@ -129,7 +129,11 @@ fn results_do_not_depend_on_threads_or_partitions() {
     let s = scenario("", SHUFFLE, 0);
     let base = results(&s, 1, 1);
     for (threads, parts) in [(1, 3), (2, 4), (2, 12)] {
-        assert_eq!(results(&s, threads, parts), base, "{threads} threads, {parts} parts");
+        assert_eq!(
+            results(&s, threads, parts),
+            base,
+            "{threads} threads, {parts} parts"
+        );
     }
     let bounce = scenario("", SHUFFLE, 6_000);
     assert_eq!(results(&bounce, 2, 6), results(&bounce, 1, 1));
@@ -138,8 +142,16 @@ fn results_do_not_depend_on_threads_or_partitions() {
 #[test]
 fn bad_rotorlb_fields_are_named() {
     let cases = [
-        ("bulk_cutoff_bytes = 100", SHUFFLE, "topology.opera.bulk_cutoff_bytes"),
-        ("", "kind = \"permutation\"\nmessage_bytes = 1000\nbulk = true", "workload.bulk"),
+        (
+            "bulk_cutoff_bytes = 100",
+            SHUFFLE,
+            "topology.opera.bulk_cutoff_bytes",
+        ),
+        (
+            "",
+            "kind = \"permutation\"\nmessage_bytes = 1000\nbulk = true",
+            "workload.bulk",
+        ),
     ];
     for (opera, workload, field) in cases {
         let toml = format!(

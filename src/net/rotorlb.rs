@@ -300,7 +300,7 @@ impl RotorLb {
         let n = commit.pkts.len() as u64;
         commit.start_ps = now_ps;
         commit.end_ps = now_ps + p.slot_ps;
-        commit.interval_ps = if n > 0 { p.slot_ps / n } else { 0 };
+        commit.interval_ps = p.slot_ps.checked_div(n).unwrap_or(0);
         commit.sent = 0;
         self.commits[rotor] = commit;
     }
