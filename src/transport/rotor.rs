@@ -85,7 +85,9 @@ pub struct RotorParams {
     /// the slot, in full packets (wire time with the inter-frame gap).
     pub max_pkts: u32,
     /// Per destination host (and per final destination held for relaying): max_pkts / d,
-    /// the receiver's fair share among the d senders of a rack.
+    /// the receiver's fair share among the d senders of a rack, rounded down (paper timing:
+    /// ⌊83 / 6⌋ = 13, so a full shuffle's direct traffic fills 78 of a slot's 83 packets;
+    /// the authors' 2-D water-filling can give the remainder to some pairs).
     pub cap_pkts: u32,
     /// Per host: bulk flows it receives minus bulk flows it sends (the receiver records a
     /// bulk flow's completion, so each host expects this many more completions).
