@@ -325,10 +325,16 @@ fn transport_params(
         CcKind::Nscc => CcChoice::Nscc(h.nscc.clone()),
         CcKind::Swift => CcChoice::Swift(h.swift.clone()),
         CcKind::Mswift => CcChoice::Mswift(h.swift.clone(), h.mswift.clone()),
+        CcKind::Ndp => CcChoice::Ndp(crate::transport::ndp::NdpParams {
+            initial_window_pkts: h.ndp.initial_window_pkts,
+            pull_rate: h.ndp.pull_rate,
+        }),
     };
     let rate_bps = fabric.link(0, 0).rate.bps as f64;
     let rto_min_us = match (h.rto_min_us, s.switch.buffer_bytes) {
         (Some(us), _) => us,
+        // opera-sim's `NdpSrc::setMinRTO(1000)`.
+        (None, _) if h.cc == CcKind::Ndp => 1000.0,
         (None, BufferBytes::Bytes(b)) => 15.0 + 6.0 * (b as f64 * 8.0 / rate_bps) * 1e6,
         (None, BufferBytes::Unlimited) => 100.0,
     };

@@ -55,6 +55,13 @@ pub enum PacketKind {
     /// (8-11) and `ack` (12-15), little-endian ([`Packet::advert_entry`]); entries past the
     /// last edge switch are 0.
     Advert = 3,
+    /// NDP pull (`host.cc = "ndp"`), from a flow's destination back to its source: the
+    /// receiver's permission to send one more packet. `seq` is the flow's pull number (how
+    /// many pulls the receiver has sent it so far, htsim's `pullno`: a sender that missed
+    /// a pull, or got two out of order, catches up from the latest number), `ack` the
+    /// receiver's cumulative point. A control packet of the ACK size, switched and hashed
+    /// like an ACK.
+    Pull = 4,
 }
 
 /// Entries (destination edge switches) one [`PacketKind::Advert`] carries.
@@ -142,13 +149,13 @@ impl Packet {
         self.kind == PacketKind::Data
     }
     /// Size class for per-class LB state (Ofan pointers): 0 for data (trimmed headers
-    /// included: they are the data packet's remains), 1 for ACKs and NACKs.
+    /// included: they are the data packet's remains), 1 for ACKs, NACKs and pulls.
     #[inline]
     pub fn size_class(&self) -> u32 {
         !self.is_data() as u32
     }
-    /// A packet for the strict-priority queue of trimming switches: ACKs, NACKs and trimmed
-    /// headers.
+    /// A packet for the strict-priority queue of trimming switches: ACKs, NACKs, pulls and
+    /// trimmed headers.
     #[inline]
     pub fn is_control(&self) -> bool {
         !self.is_data() || self.is_trimmed()

@@ -124,6 +124,7 @@ struct RankReport {
     data_held: u64,
     acks_held: u64,
     adverts_held: u64,
+    pulls_held: u64,
     latency_v2: Vec<u8>,
     fct_v2: Vec<u8>,
     loop_stats: LoopStats,
@@ -252,6 +253,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         data_held: 0,
         acks_held: 0,
         adverts_held: 0,
+        pulls_held: 0,
         latency_v2: vec![],
         fct_v2: vec![],
         loop_stats,
@@ -271,10 +273,11 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         for (acc, st) in report.stages.iter_mut().zip(p.stage_stats(&m, end_ps)) {
             acc.merge(&st);
         }
-        let [d, a, adv] = p.packets_held(outbox);
+        let [d, a, adv, pulls] = p.packets_held(outbox);
         report.data_held += d;
         report.acks_held += a;
         report.adverts_held += adv;
+        report.pulls_held += pulls;
         report.incomplete += p.incomplete_flows();
         report.node_events.extend(p.node_events());
     }
@@ -303,7 +306,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
     let mut merged = Metrics::default();
     let mut stages = vec![StageStats::default(); m.fabric.stage_names().len()];
     let (mut data_held, mut acks_held, mut incomplete, mut peak_rss) = (0, 0, 0, 0);
-    let mut adverts_held = 0;
+    let (mut adverts_held, mut pulls_held) = (0, 0);
     let mut loop_stats = LoopStats::default();
     let mut rank_loop_stats = Vec::with_capacity(all.len());
     let mut node_events = vec![0u64; m.fabric.num_nodes() as usize];
@@ -343,6 +346,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         data_held += r.data_held;
         acks_held += r.acks_held;
         adverts_held += r.adverts_held;
+        pulls_held += r.pulls_held;
         incomplete += r.incomplete;
         peak_rss = peak_rss.max(r.peak_rss_bytes);
         let l = &r.loop_stats;
@@ -372,6 +376,17 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         bail!(
             "packet conservation violated: data sent {} != delivered {} + trimmed headers delivered {} + dropped {} + held {} + RotorLB relayed/refused/bounced {}; acks sent {} != delivered {} + dropped {} + held {}",
             c.data_sent, c.data_delivered, c.headers_delivered, c.data_dropped, data_held, rlb_ended, c.acks_sent, c.acks_delivered, c.acks_dropped, acks_held
+        );
+    }
+    // NDP pulls (counted with the control packets above) on their own: delivered, dropped
+    // or held.
+    if c.pulls_sent != c.pulls_delivered + c.pulls_dropped + pulls_held {
+        bail!(
+            "pull conservation violated: sent {} != delivered {} + dropped {} + held {}",
+            c.pulls_sent,
+            c.pulls_delivered,
+            c.pulls_dropped,
+            pulls_held
         );
     }
     // LB adverts (switch to switch, never dropped: they bypass admission) are consumed at

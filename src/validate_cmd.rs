@@ -45,7 +45,9 @@ pub fn size_report(s: &Scenario) -> Result<SizeReport> {
     // serialization packets, each an event, counted twice for the event queues' and the
     // window exchange's buffers. It runs low by about 2x: k = 32 and k = 64 permutations
     // estimate 92 MB and 738 MB, measured peaks 171 MB and 1.4-1.75 GB.
-    let fabric_bytes = ports * 12 + f.num_nodes() as u64 * 5;
+    // Opera's schedule and hop table are shared by every partition of a rank.
+    let opera_bytes = f.opera().map_or(0, |o| o.opera().heap_bytes() as u64);
+    let fabric_bytes = ports * 12 + f.num_nodes() as u64 * 5 + opera_bytes;
     let port_bytes = ports * std::mem::size_of::<Port>() as u64;
     let host_bytes = f.num_hosts as u64 * 256;
     let flows = m.workload.total_flows(f.num_hosts);
@@ -91,6 +93,13 @@ impl SizeReport {
             TopologyKind::LeafSpine if t.leaves.or(t.spines).or(t.hosts_per_leaf).is_some() => {
                 let (l, sp, h) = t.leaf_spine_dims();
                 format!("{l} leaves x {h} hosts, {sp} spines")
+            }
+            TopologyKind::Opera => {
+                let (n, d, u) = t.rack_dims();
+                format!(
+                    "{n} racks x {d} hosts, {u} rotors in {} group(s)",
+                    t.opera.groups
+                )
             }
             _ => format!("k = {}", t.k),
         };

@@ -1062,6 +1062,43 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &["host.mswift.history_max"],
         ),
         (&["host.cc=nscc", "host.nscc.unknown=1"], &["unknown"]),
+        (&["host.cc=ndp"], &["switch.trim", "ndp"]),
+        (
+            &[
+                "host.cc=ndp",
+                "switch.trim=true",
+                "switch.buffer_bytes=100000",
+                "host.ndp.pull_rate=0",
+            ],
+            &["host.ndp.pull_rate", "(0, 1]"],
+        ),
+        (
+            &[
+                "host.cc=ndp",
+                "switch.trim=true",
+                "switch.buffer_bytes=100000",
+                "host.ndp.pull_rate=1.5",
+            ],
+            &["host.ndp.pull_rate"],
+        ),
+        (
+            &[
+                "host.cc=ndp",
+                "switch.trim=true",
+                "switch.buffer_bytes=100000",
+                "host.ndp.initial_window_pkts=0",
+            ],
+            &["host.ndp.initial_window_pkts", "at least 1"],
+        ),
+        (
+            &[
+                "host.cc=ndp",
+                "switch.trim=true",
+                "switch.buffer_bytes=100000",
+                "host.ack_coalesce_bytes=16384",
+            ],
+            &["host.ack_coalesce_bytes", "ndp"],
+        ),
         (&["host.cc=reno"], &["host.cc"]),
         (
             &["host.cc=dctcp", "host.rto_min_us=0"],

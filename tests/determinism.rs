@@ -396,3 +396,21 @@ fn flowlet_and_per_flow_modes_are_deterministic_across_threads_and_partitions() 
         }
     }
 }
+
+/// NDP (`host.cc = "ndp"`: trimming into small buffers, per-host pull pacers) on both
+/// fabric families, under the variant policies.
+#[test]
+fn ndp_is_deterministic_across_threads_and_partitions() {
+    for policy in VARIANT_POLICIES {
+        for (kind, k) in [(TopologyKind::FatTree, 4), (TopologyKind::LeafSpine, 8)] {
+            let mut s = scenario(kind, k, policy, 64 * 1024);
+            s.host.cc = weft::scenario::CcKind::Ndp;
+            s.switch.trim = true;
+            s.switch.buffer_bytes = weft::scenario::BufferBytes::Bytes(12_500);
+            s.switch.ecn_threshold_bytes = 6_000;
+            s.validate().unwrap();
+            let r = assert_split_invariant(&s, &format!("NDP {policy:?} {kind:?}"));
+            assert!(r["packets"]["pulls_sent"].as_u64().unwrap() > 0);
+        }
+    }
+}

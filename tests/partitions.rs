@@ -11,8 +11,12 @@ fn committed_plans_regenerate_byte_for_byte() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();
     let mut checked = 0;
-    for entry in std::fs::read_dir(root.join("partitions")).unwrap() {
-        let path = entry.unwrap().path();
+    // partitions/DIR/NAME-pP-rR.plan comes from scenarios/DIR/NAME.toml.
+    let plans = std::fs::read_dir(root.join("partitions"))
+        .unwrap()
+        .chain(std::fs::read_dir(root.join("partitions/opera")).unwrap())
+        .map(|e| e.unwrap().path());
+    for path in plans {
         let name = path.file_name().unwrap().to_str().unwrap().to_string();
         let Some(stem) = name.strip_suffix(".plan") else {
             continue;
@@ -21,8 +25,14 @@ fn committed_plans_regenerate_byte_for_byte() {
         let mut it = stem.rsplitn(3, '-');
         let ranks = it.next().unwrap().strip_prefix('r').expect("-rR suffix");
         let parts = it.next().unwrap().strip_prefix('p').expect("-pP suffix");
+        let sub = path
+            .parent()
+            .unwrap()
+            .strip_prefix(root.join("partitions"))
+            .unwrap();
         let scenario = root
             .join("scenarios")
+            .join(sub)
             .join(format!("{}.toml", it.next().unwrap()));
         let out = dir.path().join(&name);
         let o = Command::new(BIN)
@@ -49,7 +59,10 @@ fn committed_plans_regenerate_byte_for_byte() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 4, "expected the four k = 64 reference plans");
+    assert_eq!(
+        checked, 7,
+        "expected the four k = 64 fat-tree and three k = 24 Opera reference plans"
+    );
 }
 
 #[test]

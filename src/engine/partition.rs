@@ -242,16 +242,18 @@ impl Partition {
     }
 
     /// Packets still held in this partition: in port queues and in pending arrival events
-    /// (`outbox`: those not yet handed to their partition), as (data, ACKs and NACKs, LB
-    /// adverts). ACKs a NIC has not yet sent are not counted: they are not sent either.
-    pub fn packets_held(&self, outbox: &Outbox) -> [u64; 3] {
-        let mut held = [0; 3];
+    /// (`outbox`: those not yet handed to their partition), as (data, control packets: ACKs,
+    /// NACKs and pulls, LB adverts, pulls alone). ACKs a NIC has not yet sent are not
+    /// counted: they are not sent either.
+    pub fn packets_held(&self, outbox: &Outbox) -> [u64; 4] {
+        let mut held = [0; 4];
         let mut count = |pkt: &Packet| {
             held[match pkt.kind {
                 PacketKind::Data => 0,
-                PacketKind::Ack | PacketKind::Nack => 1,
+                PacketKind::Ack | PacketKind::Nack | PacketKind::Pull => 1,
                 PacketKind::Advert => 2,
-            }] += 1
+            }] += 1;
+            held[3] += (pkt.kind == PacketKind::Pull) as u64;
         };
         for node in &self.nodes {
             let ports = match node {

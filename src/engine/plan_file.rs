@@ -37,7 +37,14 @@ struct PartitionEntry {
 }
 
 fn topology_label(m: &Model) -> String {
-    format!("{} k={}", m.fabric.kind.name(), m.fabric.k)
+    match m.fabric.opera() {
+        Some(o) => format!(
+            "opera racks={} hosts_per_rack={}",
+            o.racks(),
+            o.hosts_per_rack()
+        ),
+        None => format!("{} k={}", m.fabric.kind.name(), m.fabric.k),
+    }
 }
 
 fn ranges(ids: &[u32]) -> String {

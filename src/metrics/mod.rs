@@ -41,6 +41,11 @@ pub struct Counters {
     pub headers_delivered: u64,
     /// NACKs sent (also counted in `acks_sent`: ACKs and NACKs share the control counters).
     pub nacks_sent: u64,
+    /// NDP pulls sent, delivered and dropped (also counted in `acks_sent`,
+    /// `acks_delivered` and `acks_dropped`: pulls are control packets).
+    pub pulls_sent: u64,
+    pub pulls_delivered: u64,
+    pub pulls_dropped: u64,
     /// Data packets sent again (after a NACK, a timeout or a loss found by reordering).
     pub retransmissions: u64,
     /// Retransmission timeouts that declared a packet lost.
@@ -110,6 +115,9 @@ impl Counters {
         self.trims += o.trims;
         self.headers_delivered += o.headers_delivered;
         self.nacks_sent += o.nacks_sent;
+        self.pulls_sent += o.pulls_sent;
+        self.pulls_delivered += o.pulls_delivered;
+        self.pulls_dropped += o.pulls_dropped;
         self.retransmissions += o.retransmissions;
         self.timeouts += o.timeouts;
         self.reorder_losses += o.reorder_losses;

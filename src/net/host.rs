@@ -3,11 +3,14 @@
 //! stream. It starts its fixed-start flows in order of start time (one cursor) and its
 //! triggered flows when their dependencies have arrived (`triggers.rs`), asks the transport
 //! which packet each flow sends next, answers data with ACKs (and trimmed headers with
-//! NACKs), runs each flow's timers, and reports each flow's completion.
+//! NACKs), runs each flow's timers, and reports each flow's completion. Under NDP it also
+//! pulls for the flows it receives (`pull_queue.rs`) and grants its own flows credit for
+//! the pulls it receives.
 
 use super::event::{Scheduler, TimerKind, TimerSeq, TimerSlot};
 use super::link::{finish_tx, start_tx};
 use super::nic::{Nic, Pick};
+use super::pull_queue::{Pull, PullQueue};
 use super::rotorlb::RotorLb;
 use super::sent_flows::SentFlows;
 use super::triggers::Triggers;
@@ -16,7 +19,7 @@ use crate::metrics::{
     fct_bins, phases, record_indexed_ns, record_ns, record_phase_ns, CwndPoint, FlowEvent, Metrics,
 };
 use crate::model::Model;
-use crate::packet::{flags, FlowId, Packet, PacketKind};
+use crate::packet::{flags, flow_index, flow_src, FlowId, Packet, PacketKind, NO_VIA};
 use crate::rng::{stream, Purpose};
 use crate::time::{NEVER_PS, PS_PER_NS};
 use crate::topology::NodeId;
@@ -119,6 +122,8 @@ pub struct Host {
     traced: bool,
     /// Ethereal: this source's active subflows by path choice (empty for other policies).
     subflow_loads: SubflowLoads,
+    /// NDP: the pulls this host owes the flows it receives (empty otherwise).
+    pulls: PullQueue,
     /// Opera: RotorLB, which sends this host's bulk flows and relays others' (None on
     /// other fabrics).
     rlb: Option<Box<RotorLb>>,
@@ -140,7 +145,7 @@ impl Host {
     pub fn new(m: &Model, id: NodeId) -> Host {
         Host {
             id,
-            nic: Nic::default(),
+            nic: Nic::new(m.transport.ndp().is_some()),
             flows: SentFlows::default(),
             n_flows: m.workload.flows_of(id),
             cursor: 0,
@@ -152,6 +157,7 @@ impl Host {
             timers: TimerSeq::default(),
             traced: m.trace_hosts.contains(&id),
             subflow_loads: SubflowLoads::default(),
+            pulls: PullQueue::default(),
             rlb: m
                 .rotor
                 .as_ref()
@@ -210,6 +216,9 @@ impl Host {
         let wake = match pkt.kind {
             PacketKind::Data if m.transport.is_reliable() => {
                 self.on_reliable_data(m, now_ps, pkt, mx);
+                if m.transport.ndp().is_some() {
+                    self.pull_for(m, now_ps, &pkt, out);
+                }
                 true
             }
             PacketKind::Data => {
@@ -218,6 +227,7 @@ impl Host {
             }
             PacketKind::Ack => self.on_ack(m, now_ps, pkt, out, mx),
             PacketKind::Nack => self.on_nack(m, now_ps, pkt, out, mx),
+            PacketKind::Pull => self.on_pull(now_ps, pkt, out, mx),
             PacketKind::Advert => unreachable!("LB adverts travel between switches only"),
         };
         if wake {
@@ -498,6 +508,108 @@ impl Host {
         self.after_progress(i, now_ps, out)
     }
 
+    /// An NDP pull: the flow may send as many more packets as the pull number went up.
+    fn on_pull<S: Scheduler>(
+        &mut self,
+        now_ps: u64,
+        pkt: Packet,
+        out: &mut S,
+        mx: &mut Metrics,
+    ) -> bool {
+        let c = &mut mx.counters;
+        c.acks_delivered += 1;
+        c.pulls_delivered += 1;
+        let i = pkt.flow_index;
+        // A pull for a flow whose record was released (complete) pulls nothing.
+        let Some(Sender::Reliable(s)) = self.flows.get_mut(i).map(|f| &mut f.sender) else {
+            return false;
+        };
+        if s.on_pull(pkt.seq, now_ps) == 0 {
+            return false; // overtaken by a later pull
+        }
+        self.after_progress(i, now_ps, out)
+    }
+
+    /// NDP: a data packet or header of incoming flow `pkt` arrived (and was recorded): one
+    /// more pull for the flow, or, once all its data is here, none of those still waiting.
+    fn pull_for<S: Scheduler>(&mut self, m: &Model, now_ps: u64, pkt: &Packet, out: &mut S) {
+        let id = pkt.flow_id();
+        let packets = m.packets_for(m.workload.flow_by_id(id).bytes);
+        let complete = self
+            .receivers
+            .get(&id)
+            .is_some_and(|r| r.received.len() >= packets);
+        if complete {
+            self.pulls.release(id);
+        } else {
+            self.pulls.add(id, pkt.entropy);
+        }
+        self.serve_pulls(m, now_ps, out);
+    }
+
+    /// Sends the next pull if the pacer allows it now, and sets the pacer's timer while
+    /// pulls wait. The timer, while set, is the only one to serve the queue.
+    fn serve_pulls<S: Scheduler>(&mut self, m: &Model, now_ps: u64, out: &mut S) {
+        if self.pulls.timer.at_ps != NEVER_PS || self.pulls.is_empty() {
+            return;
+        }
+        let gap_ps = self.pull_gap_ps(m);
+        let ready_ps = self.pulls.ready_ps(gap_ps);
+        if ready_ps > now_ps {
+            self.set_pull_timer(ready_ps, out);
+            return;
+        }
+        if let Some(pull) = self.pulls.pop(now_ps) {
+            self.queue_pull(m, pull);
+        }
+        if !self.pulls.is_empty() {
+            self.set_pull_timer(now_ps + gap_ps, out);
+        }
+    }
+
+    fn set_pull_timer<S: Scheduler>(&mut self, at_ps: u64, out: &mut S) {
+        let (id, slot) = (self.id, &mut self.pulls.timer);
+        self.timers
+            .set(slot, id, TimerKind::PullPace, 0, at_ps, out);
+    }
+
+    /// The least time between two pulls: a full data packet's wire time (inter-frame gap
+    /// included) on this host's link, over `host.ndp.pull_rate`.
+    fn pull_gap_ps(&self, m: &Model) -> u64 {
+        let ndp = m.transport.ndp().expect("pulls under NDP only");
+        let full = m.payload_bytes as u64 + m.header_bytes as u64 + m.interframe_bytes as u64;
+        let wire_ps = m.fabric.link(self.id, 0).serialization_ps(full);
+        (wire_ps as f64 / ndp.pull_rate).round() as u64
+    }
+
+    /// Queues `pull` on the NIC (with the control packets), routed like the flow's ACKs.
+    fn queue_pull(&mut self, m: &Model, pull: Pull) {
+        // The flow's data packet as the reply code sees it: sender, index, entropy.
+        let data = Packet {
+            sent_ps: 0,
+            flow_index: flow_index(pull.flow),
+            src: flow_src(pull.flow),
+            dst: self.id,
+            seq: pull.pull_no,
+            ack: 0,
+            size_bytes: 0,
+            via: NO_VIA,
+            entropy: pull.entropy,
+            kind: PacketKind::Data,
+            flags: 0,
+        };
+        let rcv = self.receivers.entry(pull.flow).or_default();
+        let reply = Reply {
+            kind: PacketKind::Pull,
+            seq: pull.pull_no,
+            cumulative: rcv.received.cumulative(),
+            sack: 0,
+            flags: 0,
+        };
+        let (id, nic, rng) = (self.id, &mut self.nic, &mut self.rng);
+        queue_reply(m, id, nic, rng, &mut rcv.path, &data, reply);
+    }
+
     /// After an ACK, NACK or timeout of flow `i`: re-arms its timer and puts it back in the
     /// NIC's rotation if it may send; returns whether it was re-admitted.
     fn after_progress<S: Scheduler>(&mut self, i: u32, now_ps: u64, out: &mut S) -> bool {
@@ -553,6 +665,8 @@ impl Host {
                 };
                 let expired = s.on_timeout(now_ps);
                 mx.counters.timeouts += expired.len() as u64;
+                // NDP: a flow starved by a lost pull gives itself a credit.
+                mx.counters.timeouts += s.take_starved_credit(now_ps) as u64;
                 let what = Feedback::Timeout {
                     recent_max_rtt_ps: s.recent_max_rtt_ps(),
                     base_rtt_ps: s.base_rtt_ps(),
@@ -577,7 +691,11 @@ impl Host {
                     self.nic.active.push_front(i);
                 }
             }
-            TimerKind::NicWake => return, // superseded by an earlier wake-up
+            TimerKind::PullPace if self.pulls.timer.fires(gen) => {
+                self.pulls.timer.clear();
+                self.serve_pulls(m, now_ps, out);
+            }
+            TimerKind::NicWake | TimerKind::PullPace => return, // superseded
             TimerKind::RlbSlot => {
                 let r = self
                     .rlb
@@ -689,8 +807,10 @@ impl Host {
         let mut pkt = loop {
             match self.nic.pick(now_ps) {
                 Some(Pick::Control) => {
+                    let pkt = self.nic.control.pop_front().expect("picked control");
                     mx.counters.acks_sent += 1;
-                    break self.nic.control.pop_front().expect("picked control");
+                    mx.counters.pulls_sent += (pkt.kind == PacketKind::Pull) as u64;
+                    break pkt;
                 }
                 Some(Pick::Data) => {
                     if let Some(p) = self.next_data(m, now_ps, out, mx) {

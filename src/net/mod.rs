@@ -6,6 +6,7 @@ pub mod host;
 pub(crate) mod link;
 pub(crate) mod nic;
 pub mod port;
+pub(crate) mod pull_queue;
 pub(crate) mod qdisc;
 pub mod rotorlb;
 pub mod sent_flows;

@@ -1,6 +1,8 @@
 //! A host's NIC: one port, the arbitration between the host's flows and its control packets
 //! (ACKs), and pacing. It serves flows with data round-robin one packet at a time and
-//! alternates data and control packets when both wait. Data is paced at `host.load` × line
+//! alternates data and control packets when both wait, or under NDP (`control_first`)
+//! sends control packets first (OPERA.md A.5: the host's priority queue serves headers,
+//! ACKs, NACKs and pulls before data). Data is paced at `host.load` × line
 //! rate: after a data packet that starts at t and holds the wire for w (gap included), the
 //! next data packet starts no earlier than t + w / load.
 //!
@@ -25,6 +27,8 @@ pub struct Nic {
     next_data_ps: u64,
     /// The NIC's wake-up timer (pacing gap over, or a flow starts).
     pub wake: TimerSlot,
+    /// Control packets go before data whenever both wait (NDP).
+    pub control_first: bool,
 }
 
 /// What the NIC sends next.
@@ -35,6 +39,14 @@ pub enum Pick {
 }
 
 impl Nic {
+    /// An idle NIC; `control_first`: control packets always go before data.
+    pub fn new(control_first: bool) -> Nic {
+        Nic {
+            control_first,
+            ..Nic::default()
+        }
+    }
+
     /// What to send at `now_ps` (it starts at [`Nic::start_time`]), or `None` if nothing may
     /// go now. Pacing is judged at the frame's start, so a data packet due when the current
     /// inter-frame gap ends is committed now and starts exactly then.
@@ -42,7 +54,7 @@ impl Nic {
     pub fn pick(&self, now_ps: u64) -> Option<Pick> {
         let data_ok = !self.active.is_empty() && self.start_time(now_ps) >= self.next_data_ps;
         match (data_ok, !self.control.is_empty()) {
-            (true, true) if self.last_was_control => Some(Pick::Data),
+            (true, true) if self.last_was_control && !self.control_first => Some(Pick::Data),
             (_, true) => Some(Pick::Control),
             (true, false) => Some(Pick::Data),
             (false, false) => None,
@@ -76,6 +88,19 @@ impl Nic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_first_never_lets_data_pass_waiting_control() {
+        let ack = crate::packet::test_packet(crate::packet::PacketKind::Ack, 64);
+        for (control_first, after_control) in [(false, Pick::Data), (true, Pick::Control)] {
+            let mut nic = Nic::new(control_first);
+            nic.active.push_back(0);
+            nic.control.push_back(ack);
+            assert_eq!(nic.pick(0), Some(Pick::Control));
+            nic.picked(Pick::Control, 0, 100, 1_000_000);
+            assert_eq!(nic.pick(100), Some(after_control), "{control_first}");
+        }
+    }
 
     #[test]
     fn pacing_spaces_data_by_wire_time_over_load_even_for_very_long_frames() {

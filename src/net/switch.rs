@@ -10,7 +10,7 @@ use super::Port;
 use crate::lb::{QueueView, SwitchCtx, SwitchLb};
 use crate::metrics::Counters;
 use crate::model::Model;
-use crate::packet::{flags, Packet, ADVERT_ENTRIES};
+use crate::packet::{flags, Packet, PacketKind, ADVERT_ENTRIES};
 use crate::rng::{stream, Purpose};
 use crate::topology::opera::{OperaFabric, MAX_UPLINKS};
 use crate::topology::{Candidates, NodeId, Route};
@@ -112,7 +112,11 @@ impl Switch {
                 self.send_adverts(m, now_ps, out, c);
             }
             TimerKind::SwitchLb => {} // re-armed or cancelled since
-            TimerKind::NicWake | TimerKind::Rto | TimerKind::FlowPace | TimerKind::RlbSlot => {
+            TimerKind::NicWake
+            | TimerKind::Rto
+            | TimerKind::FlowPace
+            | TimerKind::PullPace
+            | TimerKind::RlbSlot => {
                 unreachable!("switch {} has no NIC or flows", self.id)
             }
         }
@@ -224,6 +228,7 @@ impl Switch {
             }
             Admission::Dropped => {
                 c.acks_dropped += 1;
+                c.pulls_dropped += (pkt.kind == PacketKind::Pull) as u64;
                 false
             }
             Admission::Enqueued { marked } => {

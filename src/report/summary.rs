@@ -104,6 +104,9 @@ impl Summary {
                 "trimmed": c.trims,
                 "headers_delivered": c.headers_delivered,
                 "nacks_sent": c.nacks_sent,
+                "pulls_sent": c.pulls_sent,
+                "pulls_delivered": c.pulls_delivered,
+                "pulls_dropped": c.pulls_dropped,
                 "retransmissions": c.retransmissions,
                 "timeouts": c.timeouts,
                 "reorder_losses": c.reorder_losses,
@@ -223,6 +226,12 @@ impl Summary {
             s += &format!(
                 "recovery: {} retransmissions, {} timeouts, {} reorder losses, {} trimmed, {} nacks\n",
                 p["retransmissions"], p["timeouts"], p["reorder_losses"], p["trimmed"], p["nacks_sent"]
+            );
+        }
+        if p["pulls_sent"].as_u64().unwrap_or(0) > 0 {
+            s += &format!(
+                "pulls: {} sent, {} delivered, {} dropped\n",
+                p["pulls_sent"], p["pulls_delivered"], p["pulls_dropped"]
             );
         }
         s += &format!(

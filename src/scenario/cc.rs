@@ -285,3 +285,39 @@ impl MswiftConfig {
         Ok(())
     }
 }
+
+/// `[host.ndp]` (OPERA.md A.5: NDP, Handley et al. SIGCOMM 2017; opera-sim's `ndp.cpp`).
+/// The smallest retransmission timeout is `host.rto_min_us`, whose default under NDP is
+/// 1000 µs (opera-sim's `NdpSrc::setMinRTO(1000)`).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct NdpConfig {
+    /// Packets a flow sends at line rate before its first pull (Opera's `-cwnd 20`; the
+    /// paper's Clos and expander runs used 30 and 40).
+    pub initial_window_pkts: u32,
+    /// The receiver paces its pulls at this fraction of its link rate: one pull per
+    /// full data packet's wire time (payload, header and inter-frame gap) / `pull_rate`
+    /// (opera-sim's `-pullrate 1`).
+    pub pull_rate: f64,
+}
+
+impl Default for NdpConfig {
+    fn default() -> Self {
+        NdpConfig {
+            initial_window_pkts: 20,
+            pull_rate: 1.0,
+        }
+    }
+}
+
+impl NdpConfig {
+    pub fn validate(&self) -> Result<()> {
+        if self.initial_window_pkts == 0 {
+            return Err(FieldError::new(
+                "host.ndp.initial_window_pkts",
+                "must be at least 1 packet",
+            ));
+        }
+        fraction("host.ndp.pull_rate", self.pull_rate)
+    }
+}

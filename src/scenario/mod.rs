@@ -11,7 +11,7 @@ mod validate;
 pub use load::{load_scenario, load_scenario_str};
 pub use validate::{tier_names, FieldError};
 
-use cc::{DctcpConfig, MswiftConfig, NsccConfig, SwiftConfig};
+use cc::{DctcpConfig, MswiftConfig, NdpConfig, NsccConfig, SwiftConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -826,6 +826,9 @@ pub enum CcKind {
     Swift,
     /// Swift fed the median of recent delays (`[host.swift]`, `[host.mswift]`).
     Mswift,
+    /// NDP, the receiver-driven transport (`[host.ndp]`; needs `switch.trim`): an initial
+    /// window, then one packet per pull from the receiver.
+    Ndp,
 }
 
 impl CcKind {
@@ -837,6 +840,7 @@ impl CcKind {
             CcKind::Nscc => "nscc",
             CcKind::Swift => "swift",
             CcKind::Mswift => "mswift",
+            CcKind::Ndp => "ndp",
         }
     }
 }
@@ -850,9 +854,9 @@ pub struct HostConfig {
     /// `constant`: the window, in bandwidth-delay products (host line rate × the base RTT of
     /// the fabric's longest path).
     pub window_bdp: f64,
-    /// Smallest retransmission timeout, in µs. Unset: 15 µs + 6 × the time to drain a full
-    /// switch buffer at the host's line rate (UEC htsim `main_uec`), or 100 µs with
-    /// unlimited buffers.
+    /// Smallest retransmission timeout, in µs. Unset: 1000 µs under `ndp` (opera-sim's
+    /// `setMinRTO(1000)`); otherwise 15 µs + 6 × the time to drain a full switch buffer at
+    /// the host's line rate (UEC htsim `main_uec`), or 100 µs with unlimited buffers.
     pub rto_min_us: Option<f64>,
     /// Receivers ACK once this many bytes of data (whole packets, as UEC htsim counts) are
     /// unacknowledged (0: every packet; UEC htsim: 16384), and at once on ECN, duplicates,
@@ -867,6 +871,7 @@ pub struct HostConfig {
     pub nscc: NsccConfig,
     pub swift: SwiftConfig,
     pub mswift: MswiftConfig,
+    pub ndp: NdpConfig,
 }
 
 impl Default for HostConfig {
@@ -882,6 +887,7 @@ impl Default for HostConfig {
             nscc: NsccConfig::default(),
             swift: SwiftConfig::default(),
             mswift: MswiftConfig::default(),
+            ndp: NdpConfig::default(),
         }
     }
 }

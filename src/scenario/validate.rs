@@ -1105,6 +1105,22 @@ impl Scenario {
                 );
             }
         }
+        if h.cc == CcKind::Ndp {
+            // NDP learns of every congestion loss from a trimmed header; without trimming
+            // only its minimum RTO (1 ms by default) would recover them.
+            if !self.switch.trim {
+                bail_field!(
+                    "switch.trim",
+                    "host.cc = \"ndp\" needs trimming: set switch.trim = true"
+                );
+            }
+            if h.ack_coalesce_bytes > 0 {
+                bail_field!(
+                    "host.ack_coalesce_bytes",
+                    "host.cc = \"ndp\" acknowledges (and pulls for) every packet: must be 0"
+                );
+            }
+        }
         if h.cc == CcKind::Dctcp && self.switch.ecn == EcnMode::Off {
             bail_field!(
                 "switch.ecn",
@@ -1137,6 +1153,7 @@ impl Scenario {
         h.dctcp.validate()?;
         h.nscc.validate()?;
         h.swift.validate()?;
-        h.mswift.validate()
+        h.mswift.validate()?;
+        h.ndp.validate()
     }
 }

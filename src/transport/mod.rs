@@ -4,12 +4,15 @@
 //! - [`paced::Paced`] (`host.cc = "none"`): no window, no loss recovery; the NIC paces the
 //!   host at `host.load` × line rate (the Ofan paper's LB-isolation mode).
 //! - [`reliable::Reliable`] (every other `host.cc`): SACK, NACKs, a retransmission timer
-//!   and a reordering rule, with the window of a CCA from [`cc`].
+//!   and a reordering rule, with the window of a CCA from [`cc`]; under `host.cc = "ndp"`
+//!   with an unlimited window and NDP's pull credit instead ([`ndp`]), the receiver's pull
+//!   queue being the host's (`net/pull_queue.rs`).
 //!
 //! Late and unexpected acknowledgements are counted, never a panic (see `paced.rs` for what
 //! a counting transport cannot detect).
 
 pub mod cc;
+pub mod ndp;
 pub(crate) mod paced;
 pub(crate) mod receiver;
 pub mod reliable;
@@ -53,6 +56,8 @@ pub enum CcChoice {
     Nscc(NsccConfig),
     Swift(SwiftConfig),
     Mswift(SwiftConfig, MswiftConfig),
+    /// NDP: no window (an unlimited constant one); pull credit gates the sender.
+    Ndp(ndp::NdpParams),
 }
 
 /// The scenario's transport, in the units senders use.
@@ -71,6 +76,17 @@ pub enum TransportParams {
 impl TransportParams {
     pub fn is_reliable(&self) -> bool {
         matches!(self, TransportParams::Reliable { .. })
+    }
+
+    /// NDP's parameters, under `host.cc = "ndp"`.
+    pub fn ndp(&self) -> Option<&ndp::NdpParams> {
+        match self {
+            TransportParams::Reliable {
+                cc: CcChoice::Ndp(p),
+                ..
+            } => Some(p),
+            _ => None,
+        }
     }
 }
 
@@ -93,6 +109,8 @@ impl CcChoice {
             CcChoice::Swift(cfg) => cc::Cc::Swift(cc::swift::Swift::new(cfg, env, None)),
             CcChoice::Mswift(cfg, m) => cc::Cc::Swift(cc::swift::Swift::new(cfg, env, Some(m))),
             CcChoice::Nscc(cfg) => cc::Cc::Nscc(cc::nscc::Nscc::new(cfg, env)),
+            // Half the range: `in_flight + size ≤ cwnd` cannot overflow.
+            CcChoice::Ndp(_) => cc::Cc::Constant(cc::constant::ConstantWindow::new(u64::MAX / 2)),
         }
     }
 }
@@ -110,14 +128,18 @@ impl Sender {
         match params {
             TransportParams::Paced => Sender::Paced(paced::Paced::new(packets)),
             TransportParams::Reliable { params, cc, .. } => {
-                Sender::Reliable(Box::new(reliable::Reliable::new(
+                let mut r = reliable::Reliable::new(
                     packets,
                     full_bytes,
                     last_bytes,
                     env.base_rtt_ps,
                     params,
                     cc.build(env),
-                )))
+                );
+                if let CcChoice::Ndp(ndp) = cc {
+                    r = r.with_pull_credit(ndp.initial_window_pkts);
+                }
+                Sender::Reliable(Box::new(r))
             }
         }
     }

@@ -27,8 +27,11 @@
 //!   spraying's reordering is tolerated). Retransmissions are left to NACKs and the timer.
 //! - **Window**: a packet may go if `in_flight + size ≤ cwnd`, or if nothing is in flight
 //!   (a window below one packet sends one at a time, paced if the CCA asks).
+//! - **Pull credit** (`host.cc = "ndp"` only, `ndp.rs`): a packet also needs a credit from
+//!   the initial window, a pull or the timer.
 
 use super::cc::{AckSignal, Cc, LossKind, LossSignal, NackSignal};
+use super::ndp::PullCredit;
 use super::AckInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -114,6 +117,8 @@ pub struct Reliable {
     epoch_end_ps: u64,
     last_send_ps: Option<u64>,
     cc: Cc,
+    /// NDP: the pull credit that gates sending (None for window-based CCAs).
+    pulls: Option<PullCredit>,
 }
 
 impl Reliable {
@@ -149,7 +154,14 @@ impl Reliable {
             epoch_end_ps: 0,
             last_send_ps: None,
             cc,
+            pulls: None,
         }
+    }
+
+    /// Gates sending on NDP pull credit, starting with `initial_window_pkts` credits.
+    pub fn with_pull_credit(mut self, initial_window_pkts: u32) -> Reliable {
+        self.pulls = Some(PullCredit::new(initial_window_pkts));
+        self
     }
 
     fn size(&self, seq: u32) -> u64 {
@@ -177,6 +189,12 @@ impl Reliable {
         let size = self.size(seq);
         if self.in_flight_bytes > 0 && self.in_flight_bytes + size > self.cc.cwnd_bytes() {
             return None;
+        }
+        if let Some(p) = &mut self.pulls {
+            if !p.may_send() {
+                return None;
+            }
+            p.spend(now_ps);
         }
         let retransmission = seq < self.next_new;
         if retransmission {
@@ -236,7 +254,38 @@ impl Reliable {
 
     /// Whether the flow has packets to send (new, or lost and not acknowledged since).
     pub fn has_data(&self) -> bool {
+        self.has_unsent() && self.pulls.as_ref().is_none_or(PullCredit::may_send)
+    }
+
+    /// Whether packets wait to be sent (new, or lost), whatever the credit.
+    fn has_unsent(&self) -> bool {
         self.next_new < self.packets || !self.rtx.is_empty()
+    }
+
+    /// NDP: a pull numbered `pull_no` arrived; returns the credits it added.
+    pub fn on_pull(&mut self, pull_no: u32, now_ps: u64) -> u32 {
+        let p = self.pulls.as_mut().expect("pulls reach NDP flows only");
+        p.on_pull(pull_no, now_ps)
+    }
+
+    /// NDP: the flow has had data to send, no credit and nothing outstanding for an RTO
+    /// since it last sent or heard from its receiver (its last pull was lost); if so it
+    /// gives itself one credit and returns true.
+    pub fn take_starved_credit(&mut self, now_ps: u64) -> bool {
+        let due = self.starved_deadline_ps().is_some_and(|d| d <= now_ps);
+        if due {
+            let p = self.pulls.as_mut().expect("only NDP flows starve");
+            p.grant(1);
+            p.heard(now_ps);
+        }
+        due
+    }
+
+    /// When a flow waiting for a pull with nothing outstanding gives itself a credit.
+    fn starved_deadline_ps(&self) -> Option<u64> {
+        let p = self.pulls.as_ref()?;
+        let starved = !p.may_send() && self.has_unsent() && self.in_flight_bytes == 0;
+        starved.then(|| p.starved_deadline_ps(self.rto_ps()))
     }
 
     pub fn is_complete(&self) -> bool {
@@ -287,6 +336,9 @@ impl Reliable {
 
     /// Processes an ACK (cumulative point, SACK bits, and the packet it answers).
     pub fn on_ack(&mut self, ack: &AckInfo, now_ps: u64) -> AckEffect {
+        if let Some(p) = &mut self.pulls {
+            p.heard(now_ps);
+        }
         let rtt_ps = self
             .record(ack.seq)
             .filter(|r| r.state != State::Acked && r.tx & 3 == ack.tx_echo & 3)
@@ -404,6 +456,9 @@ impl Reliable {
     /// flight (late or duplicate NACK: acting on it would resend the packet again). UEC
     /// htsim's `processNack` acts on such NACKs; they are rare with its RTOs.
     pub fn on_nack(&mut self, seq: u32, tx_echo: u8, last_hop: bool, now_ps: u64) -> bool {
+        if let Some(p) = &mut self.pulls {
+            p.heard(now_ps);
+        }
         let latest = |r: &&mut Record| r.state == State::Outstanding && r.tx & 3 == tx_echo & 3;
         let Some(r) = self.record(seq).filter(latest) else {
             return false;
@@ -422,8 +477,15 @@ impl Reliable {
     }
 
     /// When the retransmission timer is next due: `rto` after the oldest outstanding
-    /// transmission, if any.
+    /// transmission, if any; else, for an NDP flow starved of pulls, when it gives itself
+    /// a credit.
     pub fn rto_deadline_ps(&mut self) -> Option<u64> {
+        self.oldest_deadline_ps()
+            .or_else(|| self.starved_deadline_ps())
+    }
+
+    /// `rto` after the oldest outstanding transmission, if any.
+    fn oldest_deadline_ps(&mut self) -> Option<u64> {
         while let Some(&(sent_ps, seq)) = self.send_order.front() {
             let live = self
                 .record(seq)
@@ -442,7 +504,7 @@ impl Reliable {
     pub fn on_timeout(&mut self, now_ps: u64) -> Vec<Expired> {
         let mut expired = Vec::new();
         let mut bytes = 0;
-        while let Some(due) = self.rto_deadline_ps() {
+        while let Some(due) = self.oldest_deadline_ps() {
             if due > now_ps {
                 break;
             }
@@ -451,6 +513,10 @@ impl Reliable {
             self.declare_lost(seq);
             bytes += self.size(seq);
             expired.push((seq, entropy));
+        }
+        if let (Some(p), false) = (&mut self.pulls, expired.is_empty()) {
+            // NDP resends timed-out packets at once (htsim `retransmit_packet`).
+            p.grant(expired.len() as u32);
         }
         if !expired.is_empty() {
             self.cc.on_loss(&LossSignal {
@@ -626,6 +692,43 @@ mod tests {
         assert_eq!(f.on_timeout(1_000).len(), 10, "all ten overdue");
         // One multiplicative decrease (1 - max_mdf = 0.5), not a reset to 10 B.
         assert_eq!(f.cwnd_bytes(), 500);
+    }
+
+    #[test]
+    fn an_ndp_flow_sends_on_credit_retransmissions_first() {
+        // A window of 100 packets never binds: only credit does.
+        let mut f = flow(5, 100).with_pull_credit(2);
+        let seqs = |v: Vec<Send>| v.iter().map(|s| s.seq).collect::<Vec<_>>();
+        assert_eq!(seqs(send_all(&mut f, 0)), [0, 1], "the initial window");
+        assert!(!f.has_data(), "no credit left");
+        assert_eq!(f.on_pull(1, 10), 1);
+        assert_eq!(seqs(send_all(&mut f, 10)), [2]);
+        // A NACK alone sends nothing; the next pull resends the NACKed packet.
+        assert!(f.on_nack(2, 1, true, 20));
+        assert!(send_all(&mut f, 20).is_empty());
+        f.on_pull(2, 25);
+        let r = f.next_seq(25).unwrap();
+        assert!(r.retransmission && r.seq == 2);
+    }
+
+    #[test]
+    fn an_ndp_flow_whose_last_pull_was_lost_gives_itself_a_credit_one_rto_later() {
+        let mut f = flow(4, 100).with_pull_credit(2);
+        send_all(&mut f, 0);
+        // Both acknowledged (cumulative 2) at 30; their pulls are lost.
+        let mut a = ack(1, 2, 0);
+        a.sack_base = 3;
+        f.on_ack(&a, 30);
+        assert_eq!(f.in_flight_bytes(), 0);
+        // The first RTT sample (30) gives srtt 30, rttvar 15: rto = rto_min = 1 000.
+        assert_eq!(f.rto_deadline_ps(), Some(1_030));
+        assert!(!f.take_starved_credit(1_029));
+        assert!(f.take_starved_credit(1_030));
+        assert_eq!(f.next_seq(1_030).map(|s| s.seq), Some(2));
+        assert!(!f.has_data(), "one credit, one packet");
+        // A timed-out packet is resent at once, without a pull.
+        assert_eq!(f.on_timeout(2_030), vec![(2, 0)]);
+        assert_eq!(f.next_seq(2_030).map(|s| (s.seq, s.tx)), Some((2, 2)));
     }
 
     #[test]

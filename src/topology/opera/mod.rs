@@ -57,9 +57,10 @@ pub use timing::{
 use crate::rng::{stream, Purpose};
 use crate::scenario::FieldError;
 
-/// Largest hop table accepted (S · N² bytes): 2 GiB. Beyond it paths should be computed per
-/// superslice on demand instead (not done yet).
-const MAX_HOP_TABLE_BYTES: u128 = 1 << 31;
+/// Largest hop table accepted (S · N² bytes): 4 GiB, enough for the k = 64 Opera of 3,072
+/// racks in 8 rotor groups (384 superslices: 3.6 GB per rank). Beyond it paths should be
+/// computed per superslice on demand instead (not done yet).
+const MAX_HOP_TABLE_BYTES: u128 = 1 << 32;
 
 /// Everything Opera's schedule depends on. Times in picoseconds (scenario fields in ns).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -177,7 +178,7 @@ impl OperaParams {
                 "topology.racks",
                 format!(
                     "{} racks in {} groups need a {table}-byte hop table (S·N²), more than \
-                     the 2 GiB this version stores",
+                     the 4 GiB this version stores",
                     self.racks, self.groups
                 ),
             );

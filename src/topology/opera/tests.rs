@@ -213,7 +213,7 @@ fn bad_parameters_name_the_field() {
             p.uplinks = 6
         })),
         "topology.racks"
-    ); // 4104³ B hop table > 2 GiB
+    ); // 4104³ B hop table > 4 GiB
        // Schedule::build and Opera::build validate too.
     assert_eq!(
         Schedule::build(&with(&|p| p.epsilon_ps = 0))
