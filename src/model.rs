@@ -88,6 +88,8 @@ pub struct Model {
     pub fct_bins_bytes: Vec<u64>,
     /// With failed links: the max-concurrent-flow rate of the instance (`metrics::rho_max`).
     pub rho_max: Option<RhoMax>,
+    /// Opera: RotorLB, the bulk transport (`transport/rotor.rs`); None on other fabrics.
+    pub rotor: Option<crate::transport::rotor::RotorParams>,
 }
 
 impl Model {
@@ -134,7 +136,13 @@ impl Model {
             _ => 1.0,
         };
         let load_ppm = ((s.host.load * pace * 1e6).round() as u64).max(1);
+        let full_wire_ps = fabric.link(0, 0).serialization_ps(
+            (s.packet.payload_bytes + s.packet.header_bytes + s.packet.interframe_bytes) as u64,
+        );
+        let rotor =
+            crate::transport::rotor::RotorParams::build(s, &fabric, &workload, full_wire_ps)?;
         Ok(Model {
+            rotor,
             rho_max,
             transport,
             seed: s.seed,
@@ -234,6 +242,15 @@ impl Model {
     /// Packets of a flow of `bytes` payload bytes.
     pub fn packets_for(&self, bytes: u64) -> u64 {
         bytes.div_ceil(self.payload_bytes as u64)
+    }
+
+    /// Whether flow `i` of host `h` is bulk (Opera's RotorLB carries it).
+    #[inline]
+    pub fn is_bulk(&self, h: u32, i: u32) -> bool {
+        self.rotor.as_ref().is_some_and(|r| {
+            let f = self.workload.flow(h, i);
+            r.is_bulk(f.bytes, h, f.dst)
+        })
     }
 
     /// Buffer size of data packet `seq` of a flow of `bytes` payload bytes.

@@ -118,7 +118,9 @@ pub struct Packet {
     pub dst: u32,
     /// Data: packet sequence number within the flow. ACK: the sequence number acknowledged.
     pub seq: u32,
-    /// ACK: cumulative acknowledgement (every packet below it was received).
+    /// ACK: cumulative acknowledgement (every packet below it was received). Opera RotorLB
+    /// data (which has no ACKs): the final receiver on a first leg, the relaying host on a
+    /// relayed second leg (`transport/rotor.rs`).
     pub ack: u32,
     /// Bytes it occupies in a buffer (payload + header, or the ACK size); the inter-frame gap
     /// is added on the wire only.
@@ -131,6 +133,8 @@ pub struct Packet {
     /// (the source leaf's uplink index), 8-15 CE, 16-23 FB_LBTag, 24-31 FB_Metric (metrics
     /// < 64, so bit 30, [`PINNED`], stays clear); 0xFF in a tag means "none", and `NO_VIA`
     /// (all ones) or a pinned code is a packet without an overlay.
+    /// On Opera it is the send superslice (label) of low-latency packets, or for RotorLB
+    /// (bulk) packets bit 29 and the rotor, hops and leg (`transport::rotor`).
     pub via: u32,
     /// Host-chosen entropy value (ECMP/RPS hashing).
     pub entropy: u16,

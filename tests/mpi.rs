@@ -196,6 +196,21 @@ fn opera_runs_are_identical_for_any_ranks_and_threads() {
     assert_identical_across_ranks(include_str!("data/opera_small.toml"), &[]);
 }
 
+/// Opera's bulk transport (RotorLB: slot timers, relays through hosts of other racks,
+/// receiver-recorded completions) across ranks.
+#[test]
+fn opera_rotorlb_runs_are_identical_for_any_ranks_and_threads() {
+    if !mpi_available() {
+        return;
+    }
+    let toml = include_str!("data/opera_small.toml").replace(
+        "kind = \"permutation\"\nmessage_bytes = 200000",
+        "kind = \"shuffle\"\nmessage_bytes = 100000\nbulk = true",
+    );
+    assert!(toml.contains("bulk = true"));
+    assert_identical_across_ranks(&toml, &[]);
+}
+
 #[test]
 fn plan_for_another_rank_count_is_refused_promptly() {
     if !mpi_available() {

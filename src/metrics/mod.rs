@@ -66,6 +66,25 @@ pub struct Counters {
     pub opera_clipped: u64,
     /// Opera: packets that left an uplink over another circuit than their label planned.
     pub opera_late: u64,
+    /// Opera RotorLB (bulk): packets hosts sent into a rotor slot (also in `data_sent`).
+    pub rlb_sent: u64,
+    /// RotorLB packets delivered to their final receiver over one rotor link (direct).
+    pub rlb_one_hop: u64,
+    /// RotorLB packets delivered over two rotor links (Valiant, through a host of a third
+    /// rack).
+    pub rlb_two_hop: u64,
+    /// RotorLB packets an intermediate host accepted for relaying (their frame ends there;
+    /// the second leg is a new send).
+    pub rlb_relayed: u64,
+    /// RotorLB packets an intermediate host refused (its queue for their destination was
+    /// full): returned to their sender by a control packet.
+    pub rlb_rejected: u64,
+    /// RotorLB packets bounced by a ToR whose uplink no longer led to their rack (stale),
+    /// returned to the host that sent them.
+    pub rlb_bounced: u64,
+    /// RotorLB packets a host started sending while its rotor did not connect its rack to
+    /// the packet's next rack (checked at the source ToR; the design keeps this 0).
+    pub rlb_off_circuit: u64,
     /// First data packet sent by any host (u64::MAX: none).
     pub first_send_ps: u64,
     /// Last ACK that completed a flow.
@@ -109,6 +128,13 @@ impl Counters {
         self.adverts_delivered += o.adverts_delivered;
         self.opera_clipped += o.opera_clipped;
         self.opera_late += o.opera_late;
+        self.rlb_sent += o.rlb_sent;
+        self.rlb_one_hop += o.rlb_one_hop;
+        self.rlb_two_hop += o.rlb_two_hop;
+        self.rlb_relayed += o.rlb_relayed;
+        self.rlb_rejected += o.rlb_rejected;
+        self.rlb_bounced += o.rlb_bounced;
+        self.rlb_off_circuit += o.rlb_off_circuit;
         self.first_send_ps = self.first_send_ps.min(o.first_send_ps);
         self.last_ack_ps = self.last_ack_ps.max(o.last_ack_ps);
         self.last_event_ps = self.last_event_ps.max(o.last_event_ps);

@@ -31,6 +31,9 @@ pub enum TimerKind {
     FlowPace = 3,
     /// An NDP receiver's pull pacer may send its next pull (`host.cc = "ndp"`).
     PullPace = 4,
+    /// Opera RotorLB: a superslice starts, the host commits bulk packets to the rotor(s)
+    /// that just came up (`net/rotorlb.rs`).
+    RlbSlot = 5,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

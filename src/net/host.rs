@@ -11,6 +11,7 @@ use super::event::{Scheduler, TimerKind, TimerSeq, TimerSlot};
 use super::link::{finish_tx, start_tx};
 use super::nic::{Nic, Pick};
 use super::pull_queue::{Pull, PullQueue};
+use super::rotorlb::RotorLb;
 use super::sent_flows::SentFlows;
 use super::triggers::Triggers;
 use crate::lb::{Feedback, FlowPath, SubflowLoads};
@@ -23,7 +24,7 @@ use crate::rng::{stream, Purpose};
 use crate::time::{NEVER_PS, PS_PER_NS};
 use crate::topology::NodeId;
 use crate::transport::receiver::{sack_base, Urgent};
-use crate::transport::{AckInfo, Receiver, Sender, TransportParams};
+use crate::transport::{rotor, AckInfo, Receiver, Sender, TransportParams};
 use crate::workload::{Flow, Start};
 use hdrhistogram::Histogram;
 use rand_pcg::Pcg32;
@@ -74,6 +75,17 @@ impl FlowSender {
         started && self.sender.is_complete() && !self.in_rotation && idle
     }
 
+    /// The record of a bulk flow, which RotorLB sends: complete from the start (the
+    /// receiver records its completion), so it is released like a completed flow.
+    fn handed_to_rotorlb() -> FlowSender {
+        FlowSender {
+            sender: Sender::Paced(crate::transport::paced::Paced::completed()),
+            path: FlowPath::RECEIVER,
+            in_rotation: false,
+            timers: None,
+        }
+    }
+
     fn timers(&mut self) -> &mut FlowTimers {
         self.timers.as_mut().expect("reliable flows have timers")
     }
@@ -112,6 +124,12 @@ pub struct Host {
     subflow_loads: SubflowLoads,
     /// NDP: the pulls this host owes the flows it receives (empty otherwise).
     pulls: PullQueue,
+    /// Opera: RotorLB, which sends this host's bulk flows and relays others' (None on
+    /// other fabrics).
+    rlb: Option<Box<RotorLb>>,
+    /// Flows whose completion this host records: those it sends, except bulk ones, plus the
+    /// bulk flows it receives (RotorLB's receiver records the FCT).
+    expected: u64,
 }
 
 /// The parts of an ACK or NACK a host fills in.
@@ -140,6 +158,14 @@ impl Host {
             traced: m.trace_hosts.contains(&id),
             subflow_loads: SubflowLoads::default(),
             pulls: PullQueue::default(),
+            rlb: m
+                .rotor
+                .as_ref()
+                .map(|_| Box::new(RotorLb::new(m.fabric.tier_uplinks(1) as usize))),
+            expected: (m.workload.flows_of(id) as i64
+                + m.rotor
+                    .as_ref()
+                    .map_or(0, |r| r.completions_shift[id as usize])) as u64,
         }
     }
 
@@ -168,7 +194,7 @@ impl Host {
 
     /// Flows of this host that have not completed.
     pub fn incomplete_flows(&self) -> u64 {
-        (self.n_flows - self.completed) as u64
+        self.expected - self.completed as u64
     }
 
     pub fn on_arrive<S: Scheduler>(
@@ -180,6 +206,13 @@ impl Host {
         mx: &mut Metrics,
     ) {
         debug_assert_eq!(pkt.dst, self.id);
+        if let Some(r) = self.rlb.as_deref_mut() {
+            if let Some(done) = r.on_arrive(m, self.id, now_ps, pkt, &mut self.nic, mx) {
+                self.completed += done as u32;
+                self.try_send(m, now_ps, out, mx);
+                return;
+            }
+        }
         let wake = match pkt.kind {
             PacketKind::Data if m.transport.is_reliable() => {
                 self.on_reliable_data(m, now_ps, pkt, mx);
@@ -663,6 +696,15 @@ impl Host {
                 self.serve_pulls(m, now_ps, out);
             }
             TimerKind::NicWake | TimerKind::PullPace => return, // superseded
+            TimerKind::RlbSlot => {
+                let r = self
+                    .rlb
+                    .as_deref_mut()
+                    .expect("RotorLB hosts set slot timers");
+                if !r.on_slot(m, self.id, now_ps, gen) {
+                    return;
+                }
+            }
             TimerKind::SwitchLb => unreachable!("host {} has no switch LB", self.id),
         }
         self.try_send(m, now_ps, out, mx);
@@ -716,6 +758,12 @@ impl Host {
             "flow {i} of host {} has more than 2^32 packets",
             self.id
         );
+        if let Some(r) = self.rlb.as_deref_mut().filter(|_| m.is_bulk(self.id, i)) {
+            r.add_flow(i, f.dst, packets as u32);
+            self.flows
+                .insert(i, FlowSender::handed_to_rotorlb(), FlowSender::not_started);
+            return;
+        }
         let full = m.payload_bytes + m.header_bytes;
         let last = m.data_size(f.bytes, packets as u32 - 1);
         let env = m.cc_env(self.id, f.dst);
@@ -751,6 +799,9 @@ impl Host {
             return;
         }
         self.start_due_flows(m, now_ps, mx);
+        if let Some(r) = self.rlb.as_deref_mut() {
+            r.arm(m, self.id, now_ps, &mut self.timers, out);
+        }
         // Flows whose transport holds their next packet back leave the rotation; try the
         // next one (a loop, not recursion: thousands of flows may be held back at once).
         let mut pkt = loop {
@@ -767,11 +818,19 @@ impl Host {
                     }
                 }
                 None => {
+                    // RotorLB's committed packets go at the NIC's lowest priority.
+                    let begin = self.nic.start_time(now_ps);
+                    let rlb = self.rlb.as_deref_mut();
+                    if let Some(p) = rlb.and_then(|r| r.next_packet(begin, &mut mx.counters)) {
+                        break p;
+                    }
+                    let rlb_due = self.rlb.as_ref().and_then(|r| r.next_due_ps(begin));
                     let mut next_start = self.next_fixed_start_ps(m);
                     if let Some(t) = self.triggered.then(|| self.triggers.next_ready_ps()) {
                         next_start = next_start.into_iter().chain(t).min();
                     }
-                    if let Some(at) = self.nic.data_ready_at().or(next_start) {
+                    let at = self.nic.data_ready_at().or(next_start);
+                    if let Some(at) = at.into_iter().chain(rlb_due).min() {
                         self.set_wake(at, out);
                     }
                     return;
@@ -788,11 +847,17 @@ impl Host {
         } else {
             Pick::Control
         };
-        self.nic.picked(pick, begin, wire, m.load_ppm);
         if let Some(o) = m.fabric.opera() {
+            if rotor::is_rlb(pkt.via) {
+                // RotorLB keeps its own pacing and its mark (no label: it is not routed).
+                self.nic.port.push(pkt, now_ps);
+                start_tx(m, self.id, 0, &mut self.nic.port, now_ps, out);
+                return;
+            }
             // Opera's label: the superslice in which the NIC starts sending the packet.
             pkt.via = o.label(begin);
         }
+        self.nic.picked(pick, begin, wire, m.load_ppm);
         self.nic.port.push(pkt, now_ps);
         let started = start_tx(m, self.id, 0, &mut self.nic.port, now_ps, out);
         debug_assert_eq!(started, begin);

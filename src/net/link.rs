@@ -70,3 +70,23 @@ pub(crate) fn finish_tx<S: Scheduler>(
     }
     clipped
 }
+
+/// Ends the transmission of the packet on the wire without sending it over the link (a
+/// RotorLB packet whose circuit is gone: the caller bounces it), and starts the next one.
+pub(crate) fn discard_tx<S: Scheduler>(
+    m: &Model,
+    node: NodeId,
+    p: u16,
+    port: &mut Port,
+    now_ps: u64,
+    out: &mut S,
+) -> Packet {
+    let link = m.fabric.link(node, p);
+    let size = port.on_wire().size_bytes;
+    let wire = link.serialization_ps(size as u64 + m.interframe_bytes as u64);
+    let pkt = port.pop(now_ps, wire);
+    if !port.is_empty() {
+        start_tx(m, node, p, port, now_ps, out);
+    }
+    pkt
+}

@@ -8,6 +8,7 @@ pub(crate) mod nic;
 pub mod port;
 pub(crate) mod pull_queue;
 pub(crate) mod qdisc;
+pub mod rotorlb;
 pub mod sent_flows;
 pub mod switch;
 pub(crate) mod triggers;

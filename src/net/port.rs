@@ -3,7 +3,8 @@
 //! on the wire; occupancy counts it until its last bit has left (as htsim's queues do), so
 //! `max_bytes` is the buffer the port really needed. What may enter which queue is decided
 //! by the port's [`super::qdisc::QueueDiscipline`]; without trimming everything uses the FIFO
-//! and the control queue stays empty.
+//! and the control queue stays empty. A third, lowest-priority queue holds Opera's RotorLB
+//! (bulk) packets, outside the discipline (never dropped; empty on other fabrics).
 
 use crate::metrics::PortStats;
 use crate::packet::Packet;
@@ -26,15 +27,28 @@ pub struct Port {
     pub ctrl_bytes: u64,
     /// True while a transmission is scheduled (its `TxDone` event is pending).
     pub busy: bool,
-    /// The packet on the wire is the head of `ctrl` (else of `queue`).
-    serving_ctrl: bool,
+    /// Which queue's head is on the wire.
+    serving: Serving,
+    /// Lowest-priority queue: RotorLB packets (Opera bulk), served when both others are
+    /// empty.
+    pub bulk: VecDeque<Packet>,
+    /// Bytes in `bulk`.
+    pub bulk_bytes: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+enum Serving {
+    #[default]
+    Fifo,
+    Ctrl,
+    Bulk,
 }
 
 impl Port {
     #[inline]
     fn account(&mut self, now_ps: u64) {
         let s = &mut self.stats;
-        let held = (self.queue.len() + self.ctrl.len()) as u128;
+        let held = (self.queue.len() + self.ctrl.len() + self.bulk.len()) as u128;
         s.pkt_ps_integral += held * (now_ps - s.last_change_ps) as u128;
         s.last_change_ps = now_ps;
     }
@@ -43,13 +57,14 @@ impl Port {
     fn grew(&mut self) {
         let s = &mut self.stats;
         s.max_bytes = s.max_bytes.max(self.queued_bytes);
-        s.max_pkts = s.max_pkts.max((self.queue.len() + self.ctrl.len()) as u32);
+        let held = self.queue.len() + self.ctrl.len() + self.bulk.len();
+        s.max_pkts = s.max_pkts.max(held as u32);
     }
 
     /// Bytes in the FIFO (the data buffer the discipline limits).
     #[inline]
     pub fn fifo_bytes(&self) -> u64 {
-        self.queued_bytes - self.ctrl_bytes
+        self.queued_bytes - self.ctrl_bytes - self.bulk_bytes
     }
 
     /// Appends `pkt` to the FIFO (admission was decided by the queue discipline).
@@ -70,9 +85,18 @@ impl Port {
         self.grew();
     }
 
+    /// Appends `pkt` to the lowest-priority (RotorLB) queue.
+    pub fn push_bulk(&mut self, pkt: Packet, now_ps: u64) {
+        self.account(now_ps);
+        self.queued_bytes += pkt.size_bytes as u64;
+        self.bulk_bytes += pkt.size_bytes as u64;
+        self.bulk.push_back(pkt);
+        self.grew();
+    }
+
     /// Removes the FIFO's last packet if it is not the one on the wire (trimming evicts it).
     pub fn evict_fifo_tail(&mut self, now_ps: u64) -> Option<Packet> {
-        let on_wire = self.busy && !self.serving_ctrl && self.queue.len() == 1;
+        let on_wire = self.busy && self.serving == Serving::Fifo && self.queue.len() == 1;
         if self.queue.is_empty() || on_wire {
             return None;
         }
@@ -82,12 +106,18 @@ impl Port {
         Some(pkt)
     }
 
-    /// Chooses the next packet to serve (control first) and returns it; the port must be
-    /// idle and hold a packet.
+    /// Chooses the next packet to serve (control first, bulk last) and returns it; the port
+    /// must be idle and hold a packet.
     #[inline]
     pub fn begin_service(&mut self) -> &Packet {
         debug_assert!(!self.busy);
-        self.serving_ctrl = !self.ctrl.is_empty();
+        self.serving = if !self.ctrl.is_empty() {
+            Serving::Ctrl
+        } else if !self.queue.is_empty() || self.bulk.is_empty() {
+            Serving::Fifo
+        } else {
+            Serving::Bulk
+        };
         self.busy = true;
         self.served_head().expect("service from an empty port")
     }
@@ -102,10 +132,10 @@ impl Port {
     /// The head of the queue being served.
     #[inline]
     fn served_head(&self) -> Option<&Packet> {
-        if self.serving_ctrl {
-            self.ctrl.front()
-        } else {
-            self.queue.front()
+        match self.serving {
+            Serving::Ctrl => self.ctrl.front(),
+            Serving::Fifo => self.queue.front(),
+            Serving::Bulk => self.bulk.front(),
         }
     }
 
@@ -114,12 +144,18 @@ impl Port {
     #[inline]
     pub fn pop(&mut self, now_ps: u64, wire_ps: u64) -> Packet {
         self.account(now_ps);
-        let pkt = if self.serving_ctrl {
-            let p = self.ctrl.pop_front().expect("pop from an empty port");
-            self.ctrl_bytes -= p.size_bytes as u64;
-            p
-        } else {
-            self.queue.pop_front().expect("pop from an empty port")
+        let pkt = match self.serving {
+            Serving::Ctrl => {
+                let p = self.ctrl.pop_front().expect("pop from an empty port");
+                self.ctrl_bytes -= p.size_bytes as u64;
+                p
+            }
+            Serving::Fifo => self.queue.pop_front().expect("pop from an empty port"),
+            Serving::Bulk => {
+                let p = self.bulk.pop_front().expect("pop from an empty port");
+                self.bulk_bytes -= p.size_bytes as u64;
+                p
+            }
         };
         self.busy = false;
         self.queued_bytes -= pkt.size_bytes as u64;
@@ -132,12 +168,15 @@ impl Port {
     /// Whether a packet waits (or is on the wire).
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.queue.is_empty() && self.ctrl.is_empty()
+        self.queue.is_empty() && self.ctrl.is_empty() && self.bulk.is_empty()
     }
 
     /// Every packet the port holds.
     pub fn packets(&self) -> impl Iterator<Item = &Packet> {
-        self.queue.iter().chain(self.ctrl.iter())
+        self.queue
+            .iter()
+            .chain(self.ctrl.iter())
+            .chain(self.bulk.iter())
     }
 
     /// Closes the time integral at the end of the run.
@@ -170,5 +209,22 @@ mod tests {
         assert_eq!(port.pop(6, 10).size_bytes, 64);
         assert_eq!(port.begin_service().size_bytes, 800);
         assert_eq!((port.queued_bytes, port.ctrl_bytes), (800, 0));
+    }
+
+    #[test]
+    fn bulk_waits_behind_data_and_control_and_is_outside_the_fifo_limit() {
+        let mut port = Port::default();
+        port.push_bulk(test_packet(PacketKind::Data, 1500), 0);
+        port.push(test_packet(PacketKind::Data, 1000), 0);
+        port.push_ctrl(test_packet(PacketKind::Ack, 64), 0);
+        assert_eq!(port.fifo_bytes(), 1000, "bulk bytes are not the FIFO's");
+        let order: Vec<u32> = (0..3)
+            .map(|t| {
+                port.begin_service();
+                port.pop(t, 1).size_bytes
+            })
+            .collect();
+        assert_eq!(order, vec![64, 1000, 1500]);
+        assert!(port.is_empty() && port.bulk_bytes == 0 && port.queued_bytes == 0);
     }
 }

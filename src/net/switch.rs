@@ -5,6 +5,7 @@
 use super::event::{Scheduler, TimerKind, TimerSeq, TimerSlot};
 use super::link::{finish_tx, start_tx};
 use super::qdisc::{Admission, QueueDiscipline};
+use super::rotorlb;
 use super::Port;
 use crate::lb::{QueueView, SwitchCtx, SwitchLb};
 use crate::metrics::Counters;
@@ -13,6 +14,7 @@ use crate::packet::{flags, Packet, PacketKind, ADVERT_ENTRIES};
 use crate::rng::{stream, Purpose};
 use crate::topology::opera::{OperaFabric, MAX_UPLINKS};
 use crate::topology::{Candidates, NodeId, Route};
+use crate::transport::rotor;
 use rand::Rng;
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
@@ -110,7 +112,11 @@ impl Switch {
                 self.send_adverts(m, now_ps, out, c);
             }
             TimerKind::SwitchLb => {} // re-armed or cancelled since
-            TimerKind::NicWake | TimerKind::Rto | TimerKind::FlowPace | TimerKind::PullPace => {
+            TimerKind::NicWake
+            | TimerKind::Rto
+            | TimerKind::FlowPace
+            | TimerKind::PullPace
+            | TimerKind::RlbSlot => {
                 unreachable!("switch {} has no NIC or flows", self.id)
             }
         }
@@ -164,6 +170,11 @@ impl Switch {
         }
         let hop_buf: [u16; MAX_UPLINKS];
         let route = if let Some(o) = m.fabric.opera() {
+            if rotor::is_rlb(pkt.via) {
+                let ports = &mut self.ports;
+                rotorlb::tor_forward(m, o, self.id, ports, now_ps, in_port, pkt, out, c);
+                return;
+            }
             match o.downlink(self.id, pkt.dst) {
                 Some(p) => Route::Port(p),
                 None => {
@@ -259,13 +270,16 @@ impl Switch {
         out: &mut S,
         c: &mut Counters,
     ) {
-        let (qdisc, rng) = (&self.qdisc, &mut self.queue_rng);
-        let port = &mut self.ports[p as usize];
         if let Some(o) = m.fabric.opera() {
             if o.is_uplink(self.id, p) {
-                count_late(o, self.id, p, port.on_wire(), now_ps, c);
+                if rotorlb::bounce_if_stale(m, o, self.id, &mut self.ports, p, now_ps, out) {
+                    return;
+                }
+                count_late(o, self.id, p, self.ports[p as usize].on_wire(), now_ps, c);
             }
         }
+        let (qdisc, rng) = (&self.qdisc, &mut self.queue_rng);
+        let port = &mut self.ports[p as usize];
         let clipped = finish_tx(m, self.id, p, port, now_ps, out, |pkt, port| {
             c.ecn_marked += qdisc.dequeued(pkt, port, rng) as u64;
         });
@@ -282,8 +296,13 @@ impl Switch {
 
 /// Counts a packet leaving on an Opera uplink over another circuit than its label's
 /// superslice planned (its rotor reconfigured before it left: queued longer than ε allows).
+/// RotorLB packets carry no label: they are checked against their circuit instead
+/// (`rotorlb::bounce_if_stale`).
 #[inline]
 fn count_late(o: &OperaFabric, n: NodeId, p: u16, pkt: &Packet, now_ps: u64, c: &mut Counters) {
+    if rotor::is_rlb(pkt.via) {
+        return;
+    }
     let planned = o.planned_peer(n, p, pkt.via);
     if o.peer_at(n, p, now_ps).map(|x| x.0) != Some(planned) {
         c.opera_late += 1;

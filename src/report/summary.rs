@@ -144,6 +144,15 @@ impl Summary {
                 "realization": f.realization,
                 "clipped": c.opera_clipped,
                 "late": c.opera_late,
+                "rotorlb": {
+                    "sent": c.rlb_sent,
+                    "one_hop": c.rlb_one_hop,
+                    "two_hop": c.rlb_two_hop,
+                    "relayed": c.rlb_relayed,
+                    "rejected": c.rlb_rejected,
+                    "bounced": c.rlb_bounced,
+                    "off_circuit": c.rlb_off_circuit,
+                },
             });
         }
         let ls = &o.loop_stats;

@@ -150,6 +150,13 @@ pub struct OperaConfig {
     /// Build the factorization by lifting a ≤ 64-rack one (the authors' generator) instead
     /// of colouring J_N directly.
     pub lifting: bool,
+    /// Flows of at least this many payload bytes are bulk: sent by RotorLB over direct
+    /// circuits (`net/rotorlb.rs`) instead of low-latency multi-hop paths (paper: 15 MB).
+    /// A workload's own tag (`workload.bulk`) overrides it.
+    pub bulk_cutoff_bytes: u64,
+    /// RotorLB offers capacity left after direct traffic to two-hop (Valiant) paths through
+    /// hosts of the peer rack.
+    pub valiant: bool,
 }
 
 impl Default for OperaConfig {
@@ -163,6 +170,8 @@ impl Default for OperaConfig {
             realizations: 1,
             max_paths: 5,
             lifting: false,
+            bulk_cutoff_bytes: 15_000_000,
+            valiant: true,
         }
     }
 }
@@ -1114,6 +1123,10 @@ pub struct WorkloadConfig {
     pub size_cdf: Option<PathBuf>,
     /// Shuffle: flows start uniformly over this many µs (unset or 0: all at time 0).
     pub stagger_us: Option<f64>,
+    /// Shuffle on Opera: the application tags every flow bulk (true: RotorLB) or
+    /// low-latency (false), whatever `topology.opera.bulk_cutoff_bytes` says (the paper tags
+    /// its 100 KB shuffle flows bulk). Unset: the cutoff decides.
+    pub bulk: Option<bool>,
     /// Background flows pinned to an explicit path at a fixed rate (the PSP paper's
     /// "200 Gb/s on tor15-spine8-tor10"), sent besides the workload.
     pub background: Vec<BackgroundFlow>,
@@ -1184,6 +1197,7 @@ impl Default for WorkloadConfig {
             duration_us: None,
             size_cdf: None,
             stagger_us: None,
+            bulk: None,
             background: Vec::new(),
             collective: Collective::AllReduce,
             hosts: None,

@@ -194,6 +194,14 @@ impl Scenario {
                 "give either epsilon_ns or slice_ns (= ε + δ + r), not both"
             );
         }
+        if o.bulk_cutoff_bytes < self.packet.payload_bytes as u64 {
+            bail_field!(
+                "topology.opera.bulk_cutoff_bytes",
+                "must be at least one packet's payload ({} bytes; got {})",
+                self.packet.payload_bytes,
+                o.bulk_cutoff_bytes
+            );
+        }
         if !matches!(self.lb.policy, LbPolicy::Ecmp | LbPolicy::Rps) {
             bail_field!(
                 "lb.policy",
@@ -418,6 +426,14 @@ impl Scenario {
         }
         if w.kind != WorkloadKind::Shuffle && w.stagger_us.is_some() {
             bail_field!("workload.stagger_us", "only used with kind = \"shuffle\"");
+        }
+        if w.bulk.is_some()
+            && (w.kind != WorkloadKind::Shuffle || self.topology.kind != TopologyKind::Opera)
+        {
+            bail_field!(
+                "workload.bulk",
+                "only used with kind = \"shuffle\" on topology.kind = \"opera\""
+            );
         }
         match w.kind {
             WorkloadKind::AllToAll

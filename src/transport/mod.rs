@@ -16,6 +16,7 @@ pub mod ndp;
 pub(crate) mod paced;
 pub(crate) mod receiver;
 pub mod reliable;
+pub mod rotor;
 pub(crate) mod seqset;
 
 use crate::scenario::cc::{DctcpConfig, MswiftConfig, NsccConfig, SwiftConfig};

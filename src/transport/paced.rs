@@ -49,6 +49,16 @@ impl Paced {
         }
     }
 
+    /// A one-packet flow already acknowledged: the record of a flow another transport
+    /// (Opera's RotorLB) carries, complete from the start.
+    pub fn completed() -> Paced {
+        Paced {
+            packets: 1,
+            next_seq: 1,
+            acked: 1,
+        }
+    }
+
     #[inline]
     pub fn next_seq(&mut self, _now_ps: u64) -> Option<u32> {
         (self.next_seq < self.packets).then(|| {
