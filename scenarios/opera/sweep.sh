@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Load sweeps of Opera's evaluation (NSDI'20 Fig. 7 and 9) on Opera and its static baselines.
-#   scenarios/opera/sweep.sh websearch [LOADS...]   (default loads: 0.01 0.05 0.1 0.2 0.25)
-# Runs websearch_{opera,expander,clos}.toml at each load (`--set workload.load=L`), writes
+#   scenarios/opera/sweep.sh websearch|datamining [LOADS...]   (default loads: 0.01 0.05 0.1 0.2 0.25)
+# Runs WORKLOAD_{opera,expander,clos}.toml at each load (`--set workload.load=L`), writes
 # out/opera-sweep/<scenario>-<load>/ and prints, per run, the 50th and 99th-percentile FCT of
 # each flow-size decade, the bandwidth tax and the wall time.
 # WEFT_BIN selects the binary (default: target/release/weft).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-workload=${1:?usage: sweep.sh websearch [LOADS...]}
+workload=${1:?usage: sweep.sh websearch|datamining [LOADS...]}
 shift
 loads=${*:-0.01 0.05 0.1 0.2 0.25}
 bin=${WEFT_BIN:-target/release/weft}
