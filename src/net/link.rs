@@ -49,9 +49,7 @@ pub(crate) fn finish_tx<S: Scheduler>(
     dequeued: impl FnOnce(&mut Packet, &mut Port),
 ) -> Option<Packet> {
     let link = m.fabric.link(node, p);
-    let size = port.on_wire().size_bytes;
-    let wire = link.serialization_ps(size as u64 + m.interframe_bytes as u64);
-    let mut pkt = port.pop(now_ps, wire);
+    let mut pkt = pop_on_wire(m, node, p, port, now_ps);
     dequeued(&mut pkt, port);
     let (peer, peer_port) = m.fabric.peer(node, p, now_ps);
     let clipped = if peer == DARK {
@@ -81,12 +79,19 @@ pub(crate) fn discard_tx<S: Scheduler>(
     now_ps: u64,
     out: &mut S,
 ) -> Packet {
-    let link = m.fabric.link(node, p);
-    let size = port.on_wire().size_bytes;
-    let wire = link.serialization_ps(size as u64 + m.interframe_bytes as u64);
-    let pkt = port.pop(now_ps, wire);
+    let pkt = pop_on_wire(m, node, p, port, now_ps);
     if !port.is_empty() {
         start_tx(m, node, p, port, now_ps, out);
     }
     pkt
+}
+
+/// Removes the packet whose last bit just left port `p` (its wire time, gap included, counts
+/// as the port's busy time).
+#[inline]
+fn pop_on_wire(m: &Model, node: NodeId, p: u16, port: &mut Port, now_ps: u64) -> Packet {
+    let link = m.fabric.link(node, p);
+    let size = port.on_wire().size_bytes;
+    let wire = link.serialization_ps(size as u64 + m.interframe_bytes as u64);
+    port.pop(now_ps, wire)
 }
