@@ -69,6 +69,9 @@ pub struct RunOutput {
     pub nvlink_bytes: u64,
     /// Opera's schedule, if the fabric is one.
     pub opera: Option<crate::topology::opera::OperaFacts>,
+    /// Data packets' payload and header bytes (`packet.*`), for byte ratios.
+    pub payload_bytes: u32,
+    pub header_bytes: u32,
     /// Events processed per node, by node id (`node_events.csv`).
     pub node_events: Vec<u64>,
     pub phase_lower_bounds_ps: Vec<u64>,
@@ -426,6 +429,8 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         fct_bins_bytes: m.fct_bins_bytes.clone(),
         nvlink_bytes: m.workload.nvlink_bytes(),
         opera: m.fabric.opera().map(|o| o.facts()),
+        payload_bytes: m.payload_bytes,
+        header_bytes: m.header_bytes,
         node_events,
         phase_lower_bounds_ps: phase_lower_bounds_ps(&bound_inputs),
         metrics: merged,

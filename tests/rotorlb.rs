@@ -108,6 +108,21 @@ fn bulk_flows_with_idle_capacity_use_relays_and_without_valiant_only_their_circu
     let (_, one2, two2, relayed2, ..) = rlb(&without);
     assert_eq!((two2, relayed2), (0, 0));
     assert_eq!(one2, one + two, "the same bulk packets, all direct");
+    // Bandwidth tax (rotor-link bytes per delivered data byte): 22 of the 24 flows cross
+    // racks, each bulk byte once direct, twice relayed; the 2 rack-local flows cross none.
+    let tax = |r: &serde_json::Value| r["bandwidth_tax"].as_f64().unwrap();
+    let inter = 22.0 / 24.0;
+    assert!(
+        (tax(&without) - inter).abs() < 0.01 * inter,
+        "{}",
+        tax(&without)
+    );
+    let relayed = inter * (one + 2 * two) as f64 / (one + two) as f64;
+    assert!(
+        (tax(&with) - relayed).abs() < 0.02 * relayed,
+        "{} vs {relayed}",
+        tax(&with)
+    );
     // Direct only: a flow waits for its circuit, so it takes longer.
     assert!(without["fct_ns"]["max"].as_u64() > with["fct_ns"]["max"].as_u64());
 }

@@ -295,22 +295,26 @@ fn fct_by_size_json(o: &RunOutput) -> Value {
     )
 }
 
-/// `results.phases`: per phase of a collective, its first send, last ACK, duration (null
-/// until every flow of the phase completed, like `cct_ns`), duration lower bound and the
-/// payload bytes of its completed flows.
-/// Bytes carried by switch-to-switch links over bytes switches delivered to hosts (every
-/// packet kind; stages between the first, from hosts, and the last, to hosts): 1.0 when
-/// every byte crosses one switch-to-switch link (Opera's direct circuits), Opera's mean
-/// rotor hops in general; null before anything reached a host.
+/// Bytes carried by switch-to-switch links (every packet kind: stages between the first,
+/// from hosts, and the last, to hosts) over the bytes of data first delivered to its final
+/// receiver (payload delivered, plus one header per full payload): 1.0 when every byte
+/// crosses one switch-to-switch link (Opera's direct circuits), Opera's mean rotor hops per
+/// delivered byte in general (a RotorLB relay counts both legs; ACKs, NACKs and pulls add a
+/// few percent); null before anything was delivered.
 fn bandwidth_tax(o: &RunOutput) -> Value {
     let n = o.stages.len();
-    if n < 3 || o.stages[n - 1].bytes_sent == 0 {
+    let payload = o.metrics.counters.payload_bytes_delivered;
+    if n < 3 || payload == 0 {
         return Value::Null;
     }
     let carried: u64 = o.stages[1..n - 1].iter().map(|s| s.bytes_sent).sum();
-    json!(carried as f64 / o.stages[n - 1].bytes_sent as f64)
+    let headers = payload as f64 * o.header_bytes as f64 / o.payload_bytes as f64;
+    json!(carried as f64 / (payload as f64 + headers))
 }
 
+/// `results.phases`: per phase of a collective, its first send, last ACK, duration (null
+/// until every flow of the phase completed, like `cct_ns`), duration lower bound and the
+/// payload bytes of its completed flows.
 fn phases_json(o: &RunOutput) -> Value {
     let done = o.flows_incomplete == 0;
     let list: Vec<Value> = o
