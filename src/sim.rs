@@ -137,6 +137,7 @@ struct RankReport {
     flow_events: Vec<crate::metrics::FlowEvent>,
     phases: Vec<crate::metrics::PhaseStats>,
     phase_latency_v2: Vec<Vec<u8>>,
+    phase_fct_v2: Vec<Vec<u8>>,
     /// (node, events) of this rank's nodes.
     node_events: Vec<(u32, u64)>,
     fct_by_size_v2: Vec<Vec<u8>>,
@@ -266,6 +267,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         flow_events: vec![],
         phases: vec![],
         phase_latency_v2: vec![],
+        phase_fct_v2: vec![],
         node_events: vec![],
         fct_by_size_v2: vec![],
     };
@@ -296,6 +298,11 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         .collect();
     report.fct_by_size_v2 = metrics
         .fct_by_size_ns
+        .iter()
+        .map(histogram_wire::encode)
+        .collect();
+    report.phase_fct_v2 = metrics
+        .phase_fct_ns
         .iter()
         .map(histogram_wire::encode)
         .collect();
@@ -340,6 +347,12 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
             .map(|b| histogram_wire::decode(b))
             .collect();
         crate::metrics::merge_indexed(&mut merged.fct_by_size_ns, &by_size);
+        let phase_fct: Vec<_> = r
+            .phase_fct_v2
+            .iter()
+            .map(|b| histogram_wire::decode(b))
+            .collect();
+        crate::metrics::merge_indexed(&mut merged.phase_fct_ns, &phase_fct);
         for (acc, st) in stages.iter_mut().zip(&r.stages) {
             acc.merge(st);
         }

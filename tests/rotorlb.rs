@@ -12,37 +12,8 @@ use weft::report::Summary;
 use weft::scenario::{load_scenario_str, Scenario};
 
 fn scenario(extra_opera: &str, workload: &str, host_latency_ns: u32) -> Scenario {
-    let text = format!(
-        r#"seed = 1
-[topology]
-kind = "opera"
-racks = 12
-hosts_per_rack = 2
-uplinks = 4
-link_rate_gbps = 10
-link_latency_ns = 500
-[topology.tiers.host_tor]
-latency_ns = {host_latency_ns}
-[topology.opera]
-epsilon_ns = 20000
-reconfig_ns = 2000
-{extra_opera}
-[packet]
-payload_bytes = 1436
-header_bytes = 64
-[lb]
-policy = "rps"
-[host]
-cc = "constant"
-window_bdp = 1.0
-[switch]
-trim = true
-buffer_bytes = 12000
-ecn_threshold_bytes = 12000
-[workload]
-{workload}
-"#
-    );
+    let host = "cc = \"constant\"\nwindow_bdp = 1.0";
+    let text = common::small_opera_toml(extra_opera, host, workload, host_latency_ns);
     load_scenario_str(&text, "test", std::path::Path::new("."), &[]).unwrap()
 }
 

@@ -42,7 +42,7 @@ use super::event::{Scheduler, TimerKind, TimerSeq, TimerSlot};
 use super::link::{discard_tx, start_tx};
 use super::nic::Nic;
 use super::Port;
-use crate::metrics::{fct_bins, phases, record_indexed_ns, record_ns, Counters, Metrics};
+use crate::metrics::{record_ns, Counters, Metrics};
 use crate::model::Model;
 use crate::packet::{FlowId, Packet, PacketKind, NO_VIA};
 use crate::time::{NEVER_PS, PS_PER_NS};
@@ -410,7 +410,6 @@ impl RotorLb {
         pkt.sent_ps = begin_ps;
         c.data_sent += 1;
         c.rlb_sent += 1;
-        c.first_send_ps = c.first_send_ps.min(begin_ps);
         Some(pkt)
     }
 
@@ -527,21 +526,8 @@ impl RotorLb {
         let Start::At(start) = flow.start else {
             unreachable!("bulk flows start at fixed times (RotorParams::build)")
         };
-        let fct_ns = (now_ps - start) / PS_PER_NS;
-        record_ns(&mut mx.fct_ns, fct_ns);
-        if !m.fct_bins_bytes.is_empty() {
-            let bin = fct_bins::bin_of(&m.fct_bins_bytes, flow.bytes);
-            record_indexed_ns(&mut mx.fct_by_size_ns, bin, fct_ns);
-        }
-        let c = &mut mx.counters;
-        c.flows_completed += 1;
-        c.last_ack_ps = c.last_ack_ps.max(now_ps);
-        if let Some(phase) = m.workload.phase_of(pkt.src, pkt.flow_index) {
-            let p = phases::entry(&mut mx.phases, phase);
-            p.last_ack_ps = p.last_ack_ps.max(now_ps);
-            p.bytes += flow.bytes;
-            p.flows_completed += 1;
-        }
+        let src_flow = (pkt.src, pkt.flow_index);
+        super::completion::record_completion(mx, m, src_flow, &flow, start, now_ps);
         true
     }
 }

@@ -312,11 +312,12 @@ fn bandwidth_tax(o: &RunOutput) -> Value {
     json!(carried as f64 / (payload as f64 + headers))
 }
 
-/// `results.phases`: per phase of a collective, its first send, last ACK, duration (null
-/// until every flow of the phase completed, like `cct_ns`), duration lower bound and the
-/// payload bytes of its completed flows.
+/// `results.phases`: per phase of a collective (or part of a combined workload), its first
+/// send, last ACK, duration (null until every flow of the phase completed, like `cct_ns`),
+/// duration lower bound, the payload bytes of its completed flows and their FCT percentiles.
 fn phases_json(o: &RunOutput) -> Value {
     let done = o.flows_incomplete == 0;
+    let empty = crate::metrics::new_histogram();
     let list: Vec<Value> = o
         .phase_names
         .iter()
@@ -333,6 +334,7 @@ fn phases_json(o: &RunOutput) -> Value {
                 "lower_bound_ns": ns(o.phase_lower_bounds_ps[i]),
                 "bytes": p.bytes,
                 "flows_completed": p.flows_completed,
+                "fct_ns": Percentiles::of(o.metrics.phase_fct_ns.get(i).unwrap_or(&empty)),
             })
         })
         .collect();

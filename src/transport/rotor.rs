@@ -73,10 +73,8 @@ pub fn relay_via(rotor: usize, first_via: u32) -> u32 {
 /// RotorLB's parameters, in simulator units.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RotorParams {
-    /// Flows of at least this many bytes are bulk (unless tagged).
+    /// Flows of at least this many bytes are bulk (unless the workload tags them).
     pub cutoff_bytes: u64,
-    /// The workload's tag: every flow bulk (true) or none (false).
-    pub tag: Option<bool>,
     pub valiant: bool,
     /// How long a host sends into a rotor that has just come up: (u/G − 1) superslices + ε,
     /// up to one δ before that rotor reconfigures.
@@ -96,13 +94,14 @@ pub struct RotorParams {
 }
 
 impl RotorParams {
-    /// Whether a flow of `bytes` from host `src` to host `dst` is bulk. A flow within a
+    /// Whether a flow of `bytes` from host `src` to host `dst` is bulk, given the
+    /// application's tag (`Workload::bulk_tag`; None: the cutoff decides). A flow within a
     /// rack never is: it needs no circuit (the ToR sends it straight down), as the
     /// authors' RLB skips rack-local pairs.
     #[inline]
-    pub fn is_bulk(&self, bytes: u64, src: u32, dst: u32) -> bool {
+    pub fn is_bulk(&self, bytes: u64, src: u32, dst: u32, tag: Option<bool>) -> bool {
         src / self.hosts_per_rack != dst / self.hosts_per_rack
-            && self.tag.unwrap_or(bytes >= self.cutoff_bytes)
+            && tag.unwrap_or(bytes >= self.cutoff_bytes)
     }
 
     /// The parameters of Opera scenario `s` (None for other fabrics); `full_wire_ps` is a
@@ -124,7 +123,6 @@ impl RotorParams {
         let cap_pkts = max_pkts / o.hosts_per_rack() as u64;
         let mut p = RotorParams {
             cutoff_bytes: s.topology.opera.bulk_cutoff_bytes,
-            tag: s.workload.bulk,
             valiant: s.topology.opera.valiant,
             slot_ps,
             max_pkts: max_pkts.min(u32::MAX as u64) as u32,
@@ -136,7 +134,7 @@ impl RotorParams {
         for h in 0..fabric.num_hosts {
             for i in 0..workload.flows_of(h) {
                 let f = workload.flow(h, i);
-                if !p.is_bulk(f.bytes, h, f.dst) {
+                if !p.is_bulk(f.bytes, h, f.dst, workload.bulk_tag(h, i)) {
                     continue;
                 }
                 any = true;
