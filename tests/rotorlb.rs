@@ -138,6 +138,11 @@ fn bad_rotorlb_fields_are_named() {
             "kind = \"permutation\"\nmessage_bytes = 1000\nbulk = true",
             "workload.bulk",
         ),
+        (
+            "rlb_planning = \"central\"",
+            SHUFFLE,
+            "topology.opera.rlb_planning",
+        ),
     ];
     for (opera, workload, field) in cases {
         let toml = format!(
@@ -152,4 +157,31 @@ fn bad_rotorlb_fields_are_named() {
         "[topology]\nk = 4\n[workload]\nkind = \"shuffle\"\nmessage_bytes = 1000\nbulk = true\n",
     );
     assert!(!ok && err.contains("workload.bulk"), "{err}");
+}
+
+#[test]
+fn rack_planning_lets_a_lone_pair_use_its_receiver_s_whole_room() {
+    // Hot rack: host i of one rack sends 200 KB (140 packets) to host i of another, direct
+    // only. Planned together, each sender gets its receiver's whole room (18 packets per
+    // slot, one slot a cycle); planned alone, each takes the even split (9): about twice
+    // the cycles.
+    let hot = "kind = \"hot_rack\"\nmessage_bytes = 200000";
+    let run = |mode: &str| {
+        let opera = format!("bulk_cutoff_bytes = 1436\nvaliant = false\nrlb_planning = \"{mode}\"");
+        results(&scenario(&opera, hot, 0), 1, 1)
+    };
+    let (rack, host) = (run("rack"), run("host"));
+    for r in [&rack, &host] {
+        check_accounting(r, 2 * 140);
+        assert_eq!(rlb(r).2, 0, "no relays without valiant");
+    }
+    let cct = |r: &Value| r["cct_ns"].as_f64().unwrap();
+    // 8 slots (⌈140 / 18⌉) against 16 (⌈140 / 9⌉), a cycle of 284.4 µs apart.
+    assert!(
+        cct(&rack) < 0.6 * cct(&host),
+        "rack {} host {}",
+        cct(&rack),
+        cct(&host)
+    );
+    assert!(cct(&rack) > 7.0 * 284_400.0 && cct(&host) > 15.0 * 284_400.0);
 }

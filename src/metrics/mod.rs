@@ -82,6 +82,9 @@ pub struct Counters {
     /// RotorLB packets bounced by a ToR whose uplink no longer led to their rack (stale),
     /// returned to the host that sent them.
     pub rlb_bounced: u64,
+    /// Of those, bounced before their transmission began (their circuit was gone when their
+    /// turn came: they waited behind low-latency traffic past their slot).
+    pub rlb_stale: u64,
     /// RotorLB packets a host started sending while its rotor did not connect its rack to
     /// the packet's next rack (checked at the source ToR; the design keeps this 0).
     pub rlb_off_circuit: u64,
@@ -134,6 +137,7 @@ impl Counters {
         self.rlb_relayed += o.rlb_relayed;
         self.rlb_rejected += o.rlb_rejected;
         self.rlb_bounced += o.rlb_bounced;
+        self.rlb_stale += o.rlb_stale;
         self.rlb_off_circuit += o.rlb_off_circuit;
         self.first_send_ps = self.first_send_ps.min(o.first_send_ps);
         self.last_ack_ps = self.last_ack_ps.max(o.last_ack_ps);

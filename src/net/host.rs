@@ -141,6 +141,11 @@ struct Reply {
 }
 
 impl Host {
+    /// Opera: this host's RotorLB state (None on other fabrics).
+    pub fn rotorlb_mut(&mut self) -> Option<&mut RotorLb> {
+        self.rlb.as_deref_mut()
+    }
+
     pub fn new(m: &Model, id: NodeId) -> Host {
         Host {
             id,

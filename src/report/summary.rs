@@ -151,6 +151,7 @@ impl Summary {
                     "relayed": c.rlb_relayed,
                     "rejected": c.rlb_rejected,
                     "bounced": c.rlb_bounced,
+                    "stale": c.rlb_stale,
                     "off_circuit": c.rlb_off_circuit,
                 },
             });

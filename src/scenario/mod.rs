@@ -157,6 +157,19 @@ pub struct OperaConfig {
     /// RotorLB offers capacity left after direct traffic to two-hop (Valiant) paths through
     /// hosts of the peer rack.
     pub valiant: bool,
+    /// How RotorLB shares a slot's direct capacity: `"rack"` plans a rack's hosts together
+    /// (the authors' central planner, 2-D water-filling over senders and receivers),
+    /// `"host"` each host alone (each receiver's room split evenly among the d senders).
+    pub rlb_planning: RlbPlanning,
+}
+
+/// `topology.opera.rlb_planning`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RlbPlanning {
+    #[default]
+    Rack,
+    Host,
 }
 
 impl Default for OperaConfig {
@@ -172,6 +185,7 @@ impl Default for OperaConfig {
             lifting: false,
             bulk_cutoff_bytes: 15_000_000,
             valiant: true,
+            rlb_planning: RlbPlanning::Rack,
         }
     }
 }
