@@ -91,6 +91,8 @@ impl Summary {
                 Ending::WorkloadDone => "completed",
                 Ending::Idle => "idle",
                 Ending::Stopped => "end_time",
+                // Never reported: an interrupted run writes a checkpoint instead of outputs.
+                Ending::Interrupted => "interrupted",
             },
             "packets": {
                 "data_sent": c.data_sent,
