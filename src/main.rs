@@ -4,12 +4,12 @@
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
+use weft::checkpoint::{CheckpointOptions, Saved, REQUEUE_EXIT_CODE};
 use weft::engine::comm::{Comm, LocalComm};
 use weft::engine::{plan::Plan, plan_file};
 use weft::model::Model;
 use weft::report::{write_run_hlog, Summary};
 use weft::scenario::load_scenario;
-use weft::checkpoint::{CheckpointOptions, Saved, REQUEUE_EXIT_CODE};
 use weft::sim::{simulate_checkpointed, Outcome, ReportedElsewhere, RunOptions};
 
 /// Most worker threads `--threads` accepts.

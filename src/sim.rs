@@ -98,6 +98,10 @@ pub struct RunOutput {
     pub cut_links: u64,
     /// Largest peak RSS of any rank.
     pub peak_rss_bytes: u64,
+    /// The checkpoint's simulated time, if this run resumed from one (`--restart`).
+    pub resumed_at_ps: Option<u64>,
+    /// Events processed before the resume (by the runs that wrote the checkpoints).
+    pub resumed_events: u64,
 }
 
 impl RunOutput {
@@ -140,6 +144,8 @@ struct RankReport {
     phase_latency_v2: Vec<Vec<u8>>,
     /// (node, events) of this rank's nodes.
     node_events: Vec<(u32, u64)>,
+    /// Events this rank's partitions had processed when the run resumed (0 without a restart).
+    resumed_events: u64,
     fct_by_size_v2: Vec<Vec<u8>>,
 }
 
@@ -254,12 +260,23 @@ pub fn simulate_checkpointed(
         None
     };
     let restored = match opened {
-        Some(o) => Some(agree(checkpoint::load(o, &plan, comm, pool.as_ref()), comm)?),
+        Some(o) => Some(agree(
+            checkpoint::load(o, &plan, comm, pool.as_ref()),
+            comm,
+        )?),
         None => None,
     };
+    let resumed_at_ps = restored.as_ref().map(|r| r.boundary_ps);
+    let resumed_events: u64 = restored.as_ref().map_or(0, |r| {
+        r.parts.iter().map(|(p, _)| p.metrics.counters.events).sum()
+    });
     let (partitions, stats, boundary_ps) = match restored {
         Some(r) => (r.parts, r.stats, r.boundary_ps),
-        None => (build_partitions(&m, &plan, comm, pool.as_ref()), LoopStats::default(), 0),
+        None => (
+            build_partitions(&m, &plan, comm, pool.as_ref()),
+            LoopStats::default(),
+            0,
+        ),
     };
 
     let progress_on =
@@ -316,6 +333,7 @@ pub fn simulate_checkpointed(
         phase_latency_v2: vec![],
         node_events: vec![],
         fct_by_size_v2: vec![],
+        resumed_events,
     };
     let mut metrics = Metrics::default();
     for (p, outbox) in partitions.iter_mut().zip(&outboxes) {
@@ -358,6 +376,7 @@ pub fn simulate_checkpointed(
     let mut stages = vec![StageStats::default(); m.fabric.stage_names().len()];
     let (mut data_held, mut acks_held, mut incomplete, mut peak_rss) = (0, 0, 0, 0);
     let (mut adverts_held, mut pulls_held) = (0, 0);
+    let mut resumed_events = 0;
     let mut loop_stats = LoopStats::default();
     let mut rank_loop_stats = Vec::with_capacity(all.len());
     let mut node_events = vec![0u64; m.fabric.num_nodes() as usize];
@@ -398,6 +417,7 @@ pub fn simulate_checkpointed(
         acks_held += r.acks_held;
         adverts_held += r.adverts_held;
         pulls_held += r.pulls_held;
+        resumed_events += r.resumed_events;
         incomplete += r.incomplete;
         peak_rss = peak_rss.max(r.peak_rss_bytes);
         let l = &r.loop_stats;
@@ -504,6 +524,8 @@ pub fn simulate_checkpointed(
         lookahead_ps: plan.lookahead_ps,
         cut_links: plan.cut_links,
         peak_rss_bytes: peak_rss,
+        resumed_at_ps,
+        resumed_events,
     })))
 }
 

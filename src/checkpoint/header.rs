@@ -47,8 +47,15 @@ impl Header {
             let (k, v) = w.split_once('=').context("malformed header")?;
             fields.insert(k, v);
         }
-        let get = |k: &str| fields.get(k).copied().with_context(|| format!("header lacks {k}"));
-        let dec = |k: &str| -> Result<u64> { get(k)?.parse().with_context(|| format!("header field {k}")) };
+        let get = |k: &str| {
+            fields
+                .get(k)
+                .copied()
+                .with_context(|| format!("header lacks {k}"))
+        };
+        let dec = |k: &str| -> Result<u64> {
+            get(k)?.parse().with_context(|| format!("header field {k}"))
+        };
         let hex = |k: &str| -> Result<u64> {
             u64::from_str_radix(get(k)?, 16).with_context(|| format!("header field {k}"))
         };
@@ -95,7 +102,10 @@ mod tests {
         assert_eq!(Header::parse(line.trim_end()).unwrap(), h);
         assert!(Header::parse("something else").is_err());
         let no_crc = line.trim_end().replace(" crc32=ffff0000", "");
-        assert!(Header::parse(&no_crc).unwrap_err().to_string().contains("crc32"));
+        assert!(Header::parse(&no_crc)
+            .unwrap_err()
+            .to_string()
+            .contains("crc32"));
         let layout2 = line.trim_end().replace("layout=1", "layout=2");
         assert!(Header::parse(&layout2).is_err());
     }

@@ -63,14 +63,19 @@ pub struct CheckpointOptions {
 /// Parses a simulated time with a unit: `500ns`, `8us`, `2ms`, `1s`, `1500ps` (decimals
 /// allowed, rounded to the picosecond), in ps.
 pub fn parse_sim_time(text: &str) -> Result<u64> {
-    let units: [(&str, f64); 5] = [("ps", 1.0), ("ns", 1e3), ("us", 1e6), ("ms", 1e9), ("s", 1e12)];
+    let units: [(&str, f64); 5] = [
+        ("ps", 1.0),
+        ("ns", 1e3),
+        ("us", 1e6),
+        ("ms", 1e9),
+        ("s", 1e12),
+    ];
     // Longest suffix first: "ms" before "s".
     for (unit, ps) in units {
         if let Some(num) = text.strip_suffix(unit) {
-            let v: f64 = num
-                .trim()
-                .parse()
-                .map_err(|_| anyhow!("{text:?} is not a number with a unit (e.g. 500ns, 8us, 2ms, 1s)"))?;
+            let v: f64 = num.trim().parse().map_err(|_| {
+                anyhow!("{text:?} is not a number with a unit (e.g. 500ns, 8us, 2ms, 1s)")
+            })?;
             let total = (v * ps).round();
             if !(total.is_finite() && total >= 1.0 && total < NEVER_PS as f64) {
                 bail!("{text:?} must be at least 1 ps");
@@ -155,10 +160,18 @@ pub fn open(dir: &Path, s: &Scenario, comm: &dyn Comm) -> Result<Opened> {
     let h = &file.header;
     let d = dir.display();
     if h.weft != version() {
-        bail!("checkpoint {d} was written by weft {}, this is weft {}", h.weft, version());
+        bail!(
+            "checkpoint {d} was written by weft {}, this is weft {}",
+            h.weft,
+            version()
+        );
     }
     if h.ranks != comm.ranks() {
-        bail!("checkpoint {d} is for {} ranks, this run has {}", h.ranks, comm.ranks());
+        bail!(
+            "checkpoint {d} is for {} ranks, this run has {}",
+            h.ranks,
+            comm.ranks()
+        );
     }
     if h.scenario != scenario_hash(s) {
         bail!(
@@ -169,7 +182,12 @@ pub fn open(dir: &Path, s: &Scenario, comm: &dyn Comm) -> Result<Opened> {
     }
     let expected = store::folder_name(h.sim_ps);
     if h.rank != comm.rank() || folder.file_name() != Some(expected.as_ref()) {
-        bail!("{} is corrupted (header for rank {} at {} ps)", file.path.display(), h.rank, h.sim_ps);
+        bail!(
+            "{} is corrupted (header for rank {} at {} ps)",
+            file.path.display(),
+            h.rank,
+            h.sim_ps
+        );
     }
     Ok(Opened {
         dir: dir.to_path_buf(),
@@ -186,11 +204,20 @@ pub struct Restored {
 
 /// Reads and decodes this rank's partitions, refusing another partition plan or a corrupted
 /// file.
-pub fn load(o: Opened, plan: &Plan, comm: &dyn Comm, pool: Option<&rayon::ThreadPool>) -> Result<Restored> {
+pub fn load(
+    o: Opened,
+    plan: &Plan,
+    comm: &dyn Comm,
+    pool: Option<&rayon::ThreadPool>,
+) -> Result<Restored> {
     let d = o.dir.display().to_string();
     let h = o.file.header.clone();
     if h.partitions != plan.parts {
-        bail!("checkpoint {d} is for {} partitions, this run has {}", h.partitions, plan.parts);
+        bail!(
+            "checkpoint {d} is for {} partitions, this run has {}",
+            h.partitions,
+            plan.parts
+        );
     }
     if h.plan != plan_hash(plan) {
         bail!("checkpoint {d} was written with another partition plan (give the same --partitions or --partition)");
@@ -199,7 +226,12 @@ pub fn load(o: Opened, plan: &Plan, comm: &dyn Comm, pool: Option<&rayon::Thread
     let payload = store::read_payload(o.file)?;
     let mine = plan.parts_of_rank(comm.rank());
     if payload.pieces.len() != mine.len() + 1 {
-        bail!("{} is corrupted ({} pieces for {} partitions)", path.display(), payload.pieces.len(), mine.len());
+        bail!(
+            "{} is corrupted ({} pieces for {} partitions)",
+            path.display(),
+            payload.pieces.len(),
+            mine.len()
+        );
     }
     let cfg = bincode::config::standard();
     let undecodable = || anyhow!("{} is corrupted (undecodable)", path.display());
@@ -252,6 +284,7 @@ pub fn save(engine: &Engine<'_>, dir: &Path, scenario: u64) -> Result<Saved> {
     // the same, so keep the files rather than rewrite the one LATEST names.
     let current = comm.rank() == 0 && store::latest(dir).ok().flatten().as_ref() == Some(&folder);
     let current = comm.broadcast_bytes(&[current as u8])[0] == 1;
+    let started = Instant::now();
     if !current {
         let written = encode(engine).and_then(|pieces| {
             let h = Header {
@@ -267,10 +300,34 @@ pub fn save(engine: &Engine<'_>, dir: &Path, scenario: u64) -> Result<Saved> {
             };
             store::write_rank(&folder, h, &pieces)
         });
-        let written = agree(written.with_context(|| format!("--checkpoint {}", dir.display())), comm)?;
+        let written = agree(
+            written.with_context(|| format!("--checkpoint {}", dir.display())),
+            comm,
+        )?;
         if let Some(lines) = comm.gather_bytes(written.to_line().as_bytes()) {
-            let lines: Vec<String> = lines.iter().map(|l| String::from_utf8_lossy(l).into()).collect();
-            agree(store::commit(dir, &folder, &lines).with_context(|| format!("--checkpoint {}", dir.display())), comm)?;
+            let lines: Vec<String> = lines
+                .iter()
+                .map(|l| String::from_utf8_lossy(l).into())
+                .collect();
+            agree(
+                store::commit(dir, &folder, &lines)
+                    .with_context(|| format!("--checkpoint {}", dir.display())),
+                comm,
+            )?;
+            let bytes: u64 = lines
+                .iter()
+                .filter_map(|l| Header::parse(l.trim_end()).ok())
+                .map(|h| h.payload_bytes)
+                .sum();
+            // One line per checkpoint on stderr (job logs): where, how big, how long.
+            eprintln!(
+                "[weft] checkpoint at {} ns: {} ({:.1} MB, {} ranks, written in {:.3} s)",
+                sim_ps as f64 / 1000.0,
+                folder.display(),
+                bytes as f64 / 1e6,
+                lines.len(),
+                started.elapsed().as_secs_f64()
+            );
         } else {
             agree(Ok(()), comm)?;
         }
@@ -288,7 +345,8 @@ pub fn save(engine: &Engine<'_>, dir: &Path, scenario: u64) -> Result<Saved> {
 fn encode(engine: &Engine<'_>) -> Result<Vec<Vec<u8>>> {
     let cfg = bincode::config::standard();
     let mut pieces = vec![bincode::serde::encode_to_vec(engine.stats, cfg)?];
-    let one = |p: &crossbeam::utils::CachePadded<Partition>| bincode::serde::encode_to_vec(&**p, cfg);
+    let one =
+        |p: &crossbeam::utils::CachePadded<Partition>| bincode::serde::encode_to_vec(&**p, cfg);
     let all = &engine.parts;
     let parts: Result<Vec<Vec<u8>>, _> = match engine.pool {
         Some(pool) => pool.install(|| {
@@ -327,9 +385,8 @@ pub fn drive(
     };
     let deadline = std::cell::Cell::new(wall_every.map(|d| Instant::now() + d));
     // Rank 0's clock decides wall-time checkpoints; any rank's signal counts.
-    let pause = || {
-        signals::requested() || (root && deadline.get().is_some_and(|d| Instant::now() >= d))
-    };
+    let pause =
+        || signals::requested() || (root && deadline.get().is_some_and(|d| Instant::now() >= d));
     let stop_at = opts.stop_at_ps.unwrap_or(NEVER_PS);
     loop {
         let next_sim = match opts.every {
@@ -337,7 +394,9 @@ pub fn drive(
             _ => NEVER_PS,
         };
         let target = end_ps.min(next_sim).min(stop_at);
-        let p = progress.as_mut().map(|f| &mut **f as &mut dyn FnMut(ProgressSample));
+        let p = progress
+            .as_mut()
+            .map(|f| &mut **f as &mut dyn FnMut(ProgressSample));
         let ending = engine.run_until(target, p, &pause);
         match ending {
             Ending::WorkloadDone | Ending::Idle => return Ok(Drove::Ended(ending)),
@@ -371,10 +430,22 @@ mod tests {
             assert!(parse_sim_time(bad).is_err(), "{bad:?}");
         }
         assert_eq!(parse_every("8us").unwrap(), Every::SimPs(8_000_000));
-        assert_eq!(parse_every("wall:30min").unwrap(), Every::Wall(Duration::from_secs(1800)));
-        assert_eq!(parse_every("wall:90s").unwrap(), Every::Wall(Duration::from_secs(90)));
-        assert_eq!(parse_every("wall:2h").unwrap(), Every::Wall(Duration::from_secs(7200)));
-        assert_eq!(parse_every("wall:250ms").unwrap(), Every::Wall(Duration::from_millis(250)));
+        assert_eq!(
+            parse_every("wall:30min").unwrap(),
+            Every::Wall(Duration::from_secs(1800))
+        );
+        assert_eq!(
+            parse_every("wall:90s").unwrap(),
+            Every::Wall(Duration::from_secs(90))
+        );
+        assert_eq!(
+            parse_every("wall:2h").unwrap(),
+            Every::Wall(Duration::from_secs(7200))
+        );
+        assert_eq!(
+            parse_every("wall:250ms").unwrap(),
+            Every::Wall(Duration::from_millis(250))
+        );
         for bad in ["wall:", "wall:5", "wall:0s", "wall:xs", "wall:-1min"] {
             assert!(parse_every(bad).is_err(), "{bad:?}");
         }

@@ -178,9 +178,7 @@ pub fn read_payload(mut o: Opened) -> Result<Payload> {
     let mut pieces = Vec::new();
     let mut at = 0usize;
     while at < payload.len() {
-        let len = payload
-            .get(at..at + 8)
-            .ok_or_else(|| corrupted("pieces"))?;
+        let len = payload.get(at..at + 8).ok_or_else(|| corrupted("pieces"))?;
         let len = u64::from_le_bytes(len.try_into().expect("8 bytes")) as usize;
         let end = (at + 8)
             .checked_add(len)
