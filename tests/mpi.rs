@@ -631,7 +631,10 @@ fn two_ranks_stopped_and_restarted_equal_two_ranks_uninterrupted() {
     let dir = tempfile::tempdir().unwrap();
     let s = lossy_scenario(dir.path());
     let path = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
-    let o = mpirun(2, &["run", &s, "--partitions", "4", "--out", &path("whole")]);
+    let o = mpirun(
+        2,
+        &["run", &s, "--partitions", "4", "--out", &path("whole")],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let expected = outputs(&dir.path().join("whole"));
     assert!(expected.0["packets"]["dropped"].as_u64().unwrap() > 0);
@@ -639,12 +642,25 @@ fn two_ranks_stopped_and_restarted_equal_two_ranks_uninterrupted() {
     for stop in ["1us", "5500ns"] {
         let o = mpirun(
             2,
-            &["run", &s, "--partitions", "4", "--checkpoint", &ck, "--stop-at", stop],
+            &[
+                "run",
+                &s,
+                "--partitions",
+                "4",
+                "--checkpoint",
+                &ck,
+                "--stop-at",
+                stop,
+            ],
         );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let latest = std::fs::read_to_string(dir.path().join("ck/LATEST")).unwrap();
         for r in 0..2 {
-            let f = dir.path().join("ck").join(latest.trim()).join(format!("rank-{r}.bin"));
+            let f = dir
+                .path()
+                .join("ck")
+                .join(latest.trim())
+                .join(format!("rank-{r}.bin"));
             assert!(f.exists(), "{}", f.display());
         }
         let out = path(&format!("out-{stop}"));
@@ -657,10 +673,24 @@ fn two_ranks_stopped_and_restarted_equal_two_ranks_uninterrupted() {
     let ck2 = path("ck2");
     let o = mpirun_env(
         2,
-        &["run", &s, "--partitions", "4", "--checkpoint", &ck2, "--checkpoint-every", "3us"],
+        &[
+            "run",
+            &s,
+            "--partitions",
+            "4",
+            "--checkpoint",
+            &ck2,
+            "--checkpoint-every",
+            "3us",
+        ],
         &[("WEFT_TEST_SIGNAL_AFTER_CHECKPOINT", "1")],
     );
-    assert_eq!(o.status.code(), Some(75), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(75),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let out = path("out-signal");
     let o = mpirun(2, &["run", &s, "--restart", &ck2, "--out", &out]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -682,11 +712,17 @@ fn a_checkpoint_of_two_ranks_is_refused_by_three_and_by_one() {
     assert!(!o.status.success());
     let errs = error_lines(&o);
     assert_eq!(errs.len(), 1, "expected one error line, got {errs:?}");
-    assert!(errs[0].contains("is for 2 ranks, this run has 3"), "{errs:?}");
+    assert!(
+        errs[0].contains("is for 2 ranks, this run has 3"),
+        "{errs:?}"
+    );
     assert!(started.elapsed().as_secs() < 60, "failure was not prompt");
     let o = standalone(&["run", &s, "--restart", &ck]);
     assert_eq!(o.status.code(), Some(1));
     let errs = error_lines(&o);
     assert_eq!(errs.len(), 1, "{errs:?}");
-    assert!(errs[0].contains("is for 2 ranks, this run has 1"), "{errs:?}");
+    assert!(
+        errs[0].contains("is for 2 ranks, this run has 1"),
+        "{errs:?}"
+    );
 }
