@@ -13,11 +13,11 @@ const BIN: &str = env!("CARGO_BIN_EXE_weft");
 
 /// Paced hosts (NIC wake-up timers pending at any time), DRILL with periodic refresh timers,
 /// buffers of two packets (drops; no loss recovery: the run ends idle with flows incomplete).
-const PACED: &str = "seed = 3\n[topology]\nk = 6\n[lb]\npolicy = \"drill\"\nstate_update_period_ns = 1500.0\n[host]\nload = 0.8\n[switch]\nbuffer_bytes = 8316\necn_threshold_bytes = 4000\n[workload]\nmessage_bytes = 400000\n";
+const PACED: &str = "seed = 3\n[topology]\nk = 6\n[lb]\npolicy = \"drill\"\nstate_update_period_ns = 1500.0\n[host]\nload = 0.8\n[switch]\nbuffer_bytes = 8316\necn_threshold_bytes = 4000\n[workload]\nmessage_bytes = 400000\n[report]\ntrace_hosts = [0, 7]\n";
 
 /// NSCC over REPS with trimming, ECN ramps, random loss and RTO timers: a reliable transport
 /// that retransmits after drops.
-const NSCC: &str = "seed = 5\n[topology]\nk = 6\n[lb]\npolicy = \"reps\"\n[host]\ncc = \"nscc\"\nload = 1.0\n[switch]\nbuffer_bytes = 30000\ntrim = true\necn = \"ramp\"\nloss_fraction = 0.01\n[workload]\nmessage_bytes = 400000\n";
+const NSCC: &str = "seed = 5\n[topology]\nk = 6\n[lb]\npolicy = \"reps\"\n[host]\ncc = \"nscc\"\nload = 1.0\n[switch]\nbuffer_bytes = 30000\ntrim = true\necn = \"ramp\"\nloss_fraction = 0.01\n[workload]\nmessage_bytes = 400000\n[report]\ntrace_hosts = [0, 7]\n";
 
 fn weft(args: &[&str]) -> Output {
     weft_env(args, &[])
@@ -55,15 +55,26 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// What must be identical: `results`, latency.hlog and node_events.csv.
-fn outputs(out: &Path) -> (Value, Vec<u8>, Vec<u8>) {
+/// What must be identical: `results`, and every other file `--out` wrote (latency.hlog,
+/// node_events.csv, timeseries.csv, cwnd.csv), by name.
+type Outputs = (Value, Vec<(String, Vec<u8>)>);
+
+fn outputs(out: &Path) -> Outputs {
     let summary: Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
-    (
-        summary["results"].clone(),
-        std::fs::read(out.join("latency.hlog")).unwrap(),
-        std::fs::read(out.join("node_events.csv")).unwrap(),
-    )
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .filter(|(n, _)| n != "summary.json")
+        .map(|(n, p)| (n, std::fs::read(p).unwrap()))
+        .collect();
+    files.sort();
+    let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+    for want in ["latency.hlog", "node_events.csv", "timeseries.csv", "cwnd.csv"] {
+        assert!(names.contains(&want), "{want} in {names:?}");
+    }
+    (summary["results"].clone(), files)
 }
 
 fn run_ok(args: &[&str]) -> Output {
@@ -73,8 +84,9 @@ fn run_ok(args: &[&str]) -> Output {
 }
 
 /// An uninterrupted run's outputs (3 partitions, 2 threads).
-fn reference(dir: &Path, scen: &str) -> (Value, Vec<u8>, Vec<u8>) {
-    let out = dir.join("ref");
+fn reference(dir: &Path, scen: &str) -> Outputs {
+    let name = Path::new(scen).file_stem().unwrap().to_string_lossy();
+    let out = dir.join(format!("ref-{name}"));
     run_ok(&[
         "run",
         scen,
@@ -200,14 +212,11 @@ fn a_run_stopped_and_restarted_at_several_points_ends_like_an_uninterrupted_one(
                 got.0 == expected.0,
                 "{name}: results differ after a stop at {stop}"
             );
-            assert!(
-                got.1 == expected.1,
-                "{name}: latency.hlog differs after a stop at {stop}"
-            );
-            assert!(
-                got.2 == expected.2,
-                "{name}: node_events.csv differs after a stop at {stop}"
-            );
+            let names = |o: &Outputs| o.1.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+            assert_eq!(names(&got), names(&expected));
+            for (g, e) in got.1.iter().zip(&expected.1) {
+                assert!(g == e, "{name}: {} differs after a stop at {stop}", e.0);
+            }
         }
     }
 }
@@ -470,7 +479,7 @@ fn sigusr1_from_outside_checkpoints_and_the_run_resumes() {
         "--checkpoint-every",
         "20us",
     ];
-    let mut child = Command::new(BIN)
+    let child = Command::new(BIN)
         .args(args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

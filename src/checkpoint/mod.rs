@@ -210,6 +210,7 @@ pub fn load(
     comm: &dyn Comm,
     pool: Option<&rayon::ThreadPool>,
 ) -> Result<Restored> {
+    let started = Instant::now();
     let d = o.dir.display().to_string();
     let h = o.file.header.clone();
     if h.partitions != plan.parts {
@@ -254,6 +255,15 @@ pub fn load(
         let p = p.filter(|p| p.id == id).ok_or_else(undecodable)?;
         let slots = plan.out_neighbors[id as usize].len();
         out.push((p, vec![Vec::new(); slots]));
+    }
+    if comm.rank() == 0 {
+        eprintln!(
+            "[weft] resumed from {} at {} ns (rank 0: {:.1} MB read and decoded in {:.3} s)",
+            path.parent().unwrap_or(&path).display(),
+            h.sim_ps as f64 / 1000.0,
+            h.payload_bytes as f64 / 1e6,
+            started.elapsed().as_secs_f64()
+        );
     }
     Ok(Restored {
         parts: out,
