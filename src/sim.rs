@@ -211,7 +211,7 @@ pub fn agree<T>(r: Result<T>, comm: &dyn Comm) -> Result<T> {
 /// How a run under checkpoint options ended.
 pub enum Outcome {
     /// It ran to its end: rank 0 gets the merged output, other ranks `None`.
-    Finished(Option<RunOutput>),
+    Finished(Option<Box<RunOutput>>),
     /// It wrote a checkpoint and stopped (`--stop-at`, or a signal).
     Checkpointed(crate::checkpoint::Saved),
 }
@@ -220,7 +220,7 @@ pub enum Outcome {
 /// Set-up errors are agreed on by all ranks, so none is left waiting in a collective.
 pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<Option<RunOutput>> {
     match simulate_checkpointed(s, opts, &CheckpointOptions::default(), comm)? {
-        Outcome::Finished(out) => Ok(out),
+        Outcome::Finished(out) => Ok(out.map(|o| *o)),
         Outcome::Checkpointed(_) => unreachable!("no checkpoint was asked for"),
     }
 }
@@ -491,7 +491,7 @@ pub fn simulate_checkpointed(
         gap_bytes: m.interframe_bytes as u64,
         forwarding_ps: m.forwarding_ps,
     };
-    Ok(Outcome::Finished(Some(RunOutput {
+    Ok(Outcome::Finished(Some(Box::new(RunOutput {
         cct_lower_bound_ps: lower_bound_ps(s, &bound_inputs),
         phase_names: m.workload.phase_names().to_vec(),
         fct_bins_bytes: m.fct_bins_bytes.clone(),
@@ -526,7 +526,7 @@ pub fn simulate_checkpointed(
         peak_rss_bytes: peak_rss,
         resumed_at_ps,
         resumed_events,
-    })))
+    }))))
 }
 
 /// This rank's partitions, built from the model (in parallel on the pool).

@@ -71,7 +71,12 @@ fn outputs(out: &Path) -> Outputs {
         .collect();
     files.sort();
     let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
-    for want in ["latency.hlog", "node_events.csv", "timeseries.csv", "cwnd.csv"] {
+    for want in [
+        "latency.hlog",
+        "node_events.csv",
+        "timeseries.csv",
+        "cwnd.csv",
+    ] {
         assert!(names.contains(&want), "{want} in {names:?}");
     }
     (summary["results"].clone(), files)
