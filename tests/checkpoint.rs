@@ -504,8 +504,10 @@ fn sigusr1_from_outside_checkpoints_and_the_run_resumes() {
     assert!(kill.success());
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(75), "{}", stderr(&o));
-    let stopped_at = latest(&ck);
-    assert_ne!(stopped_at, first, "a new checkpoint at the signal");
+    // At the next window boundary: a new checkpoint, or the first one again if the signal
+    // came before the run went past it (the same state; not written twice).
+    let ps = |name: &str| name.trim_start_matches("ckpt-").parse::<u64>().unwrap();
+    assert!(ps(&latest(&ck)) >= ps(&first));
     let out = dir.path().join("out");
     run_ok(&[
         "run",
