@@ -91,6 +91,8 @@ impl Summary {
                 Ending::WorkloadDone => "completed",
                 Ending::Idle => "idle",
                 Ending::Stopped => "end_time",
+                // Never reported: an interrupted run writes a checkpoint instead of outputs.
+                Ending::Interrupted => "interrupted",
             },
             "packets": {
                 "data_sent": c.data_sent,
@@ -161,7 +163,8 @@ impl Summary {
             "wall_s": o.wall_s,
             "setup_wall_s": o.setup_wall_s,
             // Simulation speed: the set-up (model, plan, rho_max's LP) is not simulation.
-            "events_per_s": c.events as f64 / (o.wall_s - o.setup_wall_s).max(1e-9),
+            // A resumed run counts the events this process simulated.
+            "events_per_s": (c.events - o.resumed_events) as f64 / (o.wall_s - o.setup_wall_s).max(1e-9),
             "ranks": o.ranks,
             "threads": o.threads,
             "partitions": o.partitions,
@@ -175,6 +178,9 @@ impl Summary {
             "remote_events": ls.remote_messages,
             "remote_bytes": ls.remote_bytes,
             "peak_rss_bytes": o.peak_rss_bytes,
+            // Wall-time fields above cover this process only; the loop statistics
+            // (windows, *_wall_s) continue those of the run that wrote the checkpoint.
+            "resumed_at_ns": o.resumed_at_ps.map(ns),
             // Where each rank's time went, per window phase (issue 13: the exchange's cost
             // must not grow with the rank count).
             "per_rank": o.rank_loop_stats.iter().enumerate().map(|(r, l)| json!({
