@@ -551,3 +551,46 @@ fn wall_time_checkpoints_change_nothing_in_the_outputs() {
     assert!(written.windows(2).all(|w| w[0].0 < w[1].0), "{written:?}");
     assert!(outputs(&out) == expected);
 }
+
+/// Opera with RotorLB (rack planning, Valiant relays, stale bounces) and NDP at once: the
+/// combined workload on 12 racks of 2 hosts.
+const OPERA: &str = "seed = 1\n[topology]\nkind = \"opera\"\nracks = 12\nhosts_per_rack = 2\n\
+uplinks = 4\nlink_rate_gbps = 10\nlink_latency_ns = 500\n[topology.tiers.host_tor]\nlatency_ns = 0\n\
+[topology.opera]\nepsilon_ns = 20000\nreconfig_ns = 2000\nrealizations = 20\n[packet]\n\
+payload_bytes = 1436\nheader_bytes = 64\n[lb]\npolicy = \"rps\"\n[host]\ncc = \"ndp\"\n[switch]\n\
+trim = true\nbuffer_bytes = 12000\necn_threshold_bytes = 12000\n[workload]\nkind = \"poisson\"\n\
+size_cdf = \"sizes.csv\"\nload = 0.5\nduration_us = 200\n[workload.with_shuffle]\n\
+message_bytes = 100000\nstart_us = 100\nbulk = true\n";
+
+#[test]
+fn an_opera_run_with_rotorlb_and_ndp_in_flight_resumes_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sizes.csv"), "1000,0.5\n20000,1\n").unwrap();
+    let scen = scenario(dir.path(), "opera", OPERA);
+    let full = dir.path().join("full");
+    run_ok(&["run", &scen, "--out", s(&full)]);
+    let read = |out: &Path| {
+        let summary: Value =
+            serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+        let hlog = std::fs::read(out.join("latency.hlog")).unwrap();
+        (summary["results"].clone(), hlog)
+    };
+    let want = read(&full);
+    assert_eq!(want.0["flows"]["incomplete"], 0);
+    for stop in ["150us", "1ms"] {
+        let ck = dir.path().join(format!("ck-{stop}"));
+        run_ok(&["run", &scen, "--checkpoint", s(&ck), "--stop-at", stop]);
+        let out = dir.path().join(format!("resumed-{stop}"));
+        run_ok(&[
+            "run",
+            &scen,
+            "--restart",
+            s(&ck),
+            "--threads",
+            "2",
+            "--out",
+            s(&out),
+        ]);
+        assert!(want == read(&out), "resumed from {stop}");
+    }
+}
