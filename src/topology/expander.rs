@@ -17,6 +17,7 @@
 //! `rng::stream(seed, i, Purpose::Expander)`), disconnected ones discarded, and the one with
 //! the least (diameter, mean ToR-to-ToR hop count) kept, the lowest index on a tie.
 
+use super::racks::Racks;
 use super::regular_graph::{quality, RegularGraph};
 use super::{Candidates, NodeId, Route, Wiring};
 use crate::rng::{stream, Purpose};
@@ -33,12 +34,8 @@ const OWN_RACK: u32 = u32::MAX;
 
 #[derive(Clone, Debug)]
 pub struct Expander {
-    racks: u32,
-    /// Hosts per rack.
-    d: u32,
-    /// Uplinks (ToR-to-ToR ports) per ToR: the graph's degree.
-    u: u32,
-    t0: u32,
+    /// Racks, hosts per rack (d), uplinks per ToR (u, the graph's degree).
+    rk: Racks,
     graph: RegularGraph,
     /// Row-major `N × N` ToR-to-ToR hop counts.
     dist: Vec<u16>,
@@ -101,10 +98,7 @@ impl Expander {
     pub fn from_graph(hosts_per_rack: u32, graph: RegularGraph, dist: Vec<u16>) -> Expander {
         let (racks, u) = (graph.vertices(), graph.degree());
         let mut e = Expander {
-            racks,
-            d: hosts_per_rack,
-            u,
-            t0: racks * hosts_per_rack,
+            rk: Racks::new(racks, hosts_per_rack, u),
             graph,
             dist,
             table: Vec::new(),
@@ -118,17 +112,17 @@ impl Expander {
     /// Per (ToR r, destination rack t ≠ r): the lateral ports to neighbours one hop closer
     /// to t, interned.
     fn tabulate_routes(&mut self) {
-        let n = self.racks as usize;
+        let n = self.rk.racks as usize;
         let mut interned = std::collections::HashMap::<Vec<u16>, u32>::new();
         let mut table = vec![OWN_RACK; n * n];
-        let mut ports = Vec::with_capacity(self.u as usize);
+        let mut ports = Vec::with_capacity(self.rk.u as usize);
         for r in 0..n {
             for t in (0..n).filter(|&t| t != r) {
                 let here = self.dist[r * n + t];
                 ports.clear();
                 for (j, &w) in self.graph.neighbours(r as u32).iter().enumerate() {
                     if self.dist[w as usize * n + t] + 1 == here {
-                        ports.push((self.d as usize + j) as u16);
+                        ports.push((self.rk.d as usize + j) as u16);
                     }
                 }
                 assert!(!ports.is_empty(), "rack {r} has no next hop to {t}");
@@ -146,17 +140,17 @@ impl Expander {
     }
 
     pub fn num_hosts(&self) -> u32 {
-        self.t0
+        self.rk.t0
     }
     pub fn racks(&self) -> u32 {
-        self.racks
+        self.rk.racks
     }
     pub fn graph(&self) -> &RegularGraph {
         &self.graph
     }
     /// ToR-to-ToR hop count between racks `a` and `b`.
     pub fn rack_distance(&self, a: u32, b: u32) -> u16 {
-        self.dist[(a * self.racks + b) as usize]
+        self.dist[(a * self.rk.racks + b) as usize]
     }
     /// Distinct candidate lists in the route table.
     pub fn distinct_lists(&self) -> usize {
@@ -166,40 +160,25 @@ impl Expander {
     pub fn table_bytes(&self) -> u64 {
         (self.table.len() * 4 + self.dist.len() * 2 + self.lists.len() * 8 + self.pool.len() * 2)
             as u64
-            + (self.racks * self.u * 4) as u64
+            + (self.rk.racks * self.rk.u * 4) as u64
     }
 
     pub(super) fn wiring(&self) -> Wiring {
-        let (d, t0) = (self.d, self.t0);
-        let mut tiers = Vec::with_capacity((t0 + self.racks) as usize);
-        let mut ports = Vec::with_capacity((t0 + self.racks) as usize);
-        for x in 0..t0 {
-            tiers.push(0);
-            ports.push(vec![(t0 + x / d, (x % d) as u16, 0u8)]);
-        }
-        for r in 0..self.racks {
-            tiers.push(1);
-            let mut p: Vec<_> = (0..d).map(|i| (r * d + i, 0u16, 0u8)).collect();
-            p.extend(self.graph.neighbours(r).iter().map(|&w| {
-                let back = self.graph.position(w, r).expect("symmetric graph");
-                (t0 + w, (d as usize + back) as u16, 1u8)
-            }));
-            ports.push(p);
-        }
-        Wiring {
-            node_tier: tiers,
-            ports,
-        }
+        let (d, t0) = (self.rk.d, self.rk.t0);
+        self.rk.wiring(|r, j| {
+            let w = self.graph.neighbours(r)[j as usize];
+            let back = self.graph.position(w, r).expect("symmetric graph");
+            (t0 + w, (d as usize + back) as u16)
+        })
     }
 
     #[inline]
     pub fn route(&self, n: NodeId, dst: NodeId) -> Route<'_> {
-        let r = n - self.t0;
-        let t = dst / self.d;
-        if t == r {
-            return Route::Port((dst % self.d) as u16);
+        if let Some(p) = self.rk.downlink(n, dst) {
+            return Route::Port(p);
         }
-        let (start, len) = self.lists[self.table[(r * self.racks + t) as usize] as usize];
+        let (r, t) = (n - self.rk.t0, dst / self.rk.d);
+        let (start, len) = self.lists[self.table[(r * self.rk.racks + t) as usize] as usize];
         match len {
             1 => Route::Port(self.pool[start as usize]),
             _ => Route::Choice(Candidates::List(
@@ -213,43 +192,33 @@ impl Expander {
     #[inline]
     pub fn route_up(&self, _n: NodeId) -> Route<'static> {
         Route::Choice(Candidates::Range {
-            first: self.d as u16,
-            count: self.u as u16,
+            first: self.rk.d as u16,
+            count: self.rk.u as u16,
         })
     }
 
     /// Racks, at every level: the only subtrees a flat fabric has.
     #[inline]
     pub fn subtree(&self, dst: NodeId, _level: u8) -> (u32, u32) {
-        (dst / self.d, self.racks)
+        self.rk.subtree(dst)
     }
 
     /// 1 in one rack; 2 otherwise (no common switch: the ToR-to-ToR graph counts as the one
     /// level above the ToRs, as the spines of a leaf-spine).
     pub fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
-        if a / self.d == b / self.d {
-            1
-        } else {
-            2
-        }
+        self.rk.lca_tier(a, b)
     }
 
     /// A rack: its ToR and its hosts, at any granularity (ToR-to-ToR links are cut).
     pub fn group_of(&self, n: NodeId, _fine: bool) -> Option<u32> {
-        if n < self.t0 {
-            Some(n / self.d)
-        } else if n < self.t0 + self.racks {
-            Some(n - self.t0)
-        } else {
-            None
-        }
+        self.rk.group_of(n)
     }
     pub fn num_groups(&self, _fine: bool) -> u32 {
-        self.racks
+        self.rk.racks
     }
     /// ToR-to-ToR ports of a ToR.
     pub fn tier_uplinks(&self, _t: u8) -> u16 {
-        self.u as u16
+        self.rk.u as u16
     }
 
     /// Two hosts whose racks are a diameter apart (the first such pair in rack order): the
@@ -261,8 +230,8 @@ impl Expander {
             .iter()
             .position(|&x| x == diameter)
             .expect("racks");
-        let (a, b) = (i as u32 / self.racks, i as u32 % self.racks);
-        (a * self.d, b * self.d)
+        let (a, b) = (i as u32 / self.rk.racks, i as u32 % self.rk.racks);
+        (a * self.rk.d, b * self.rk.d)
     }
 }
 

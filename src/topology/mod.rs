@@ -26,6 +26,7 @@ mod fat_tree;
 mod leaf_spine;
 pub mod opera;
 pub mod pgft;
+mod racks;
 pub mod regular_graph;
 
 pub use failures::contains;

@@ -21,6 +21,7 @@
 
 use super::{Opera, OperaParams, Timing};
 use crate::scenario::{FieldError, Scenario};
+use crate::topology::racks::Racks;
 use crate::topology::{LinkParams, NodeId, Route, Wiring};
 
 /// Stage names: host to ToR, ToR to ToR over a rotor, ToR to host.
@@ -50,13 +51,8 @@ pub struct OperaFacts {
 #[derive(Clone, Debug)]
 pub struct OperaFabric {
     opera: Opera,
-    racks: u32,
-    /// Hosts per rack (d), also the first uplink's port number.
-    d: u32,
-    /// Uplinks per ToR (u), one per rotor.
-    u: u32,
-    /// The first ToR's node id (= number of hosts).
-    t0: u32,
+    /// Racks, hosts per rack (d), uplinks per ToR (u, one per rotor).
+    rk: Racks,
 }
 
 impl OperaFabric {
@@ -102,10 +98,7 @@ impl OperaFabric {
         }
         let opera = Opera::build(p)?;
         Ok(OperaFabric {
-            racks: p.racks as u32,
-            d: p.hosts_per_rack as u32,
-            u: p.uplinks as u32,
-            t0: (p.racks * p.hosts_per_rack) as u32,
+            rk: Racks::new(p.racks as u32, p.hosts_per_rack as u32, p.uplinks as u32),
             opera,
         })
     }
@@ -128,51 +121,29 @@ impl OperaFabric {
         &self.opera
     }
     pub fn num_hosts(&self) -> u32 {
-        self.t0
+        self.rk.t0
     }
     pub fn racks(&self) -> u32 {
-        self.racks
+        self.rk.racks
     }
     pub fn hosts_per_rack(&self) -> u32 {
-        self.d
+        self.rk.d
     }
 
     /// Hosts link to their ToR (class 0); uplinks to the ToR of superslice 0's matching
     /// (class 1). [`OperaFabric::peer_at`] gives the peer at any other time.
     pub(in crate::topology) fn wiring(&self) -> Wiring {
-        let (d, t0) = (self.d, self.t0);
-        let mut tiers = vec![0u8; t0 as usize];
-        let mut ports: Vec<Vec<(NodeId, u16, u8)>> = (0..t0)
-            .map(|x| vec![(t0 + x / d, (x % d) as u16, 0u8)])
-            .collect();
-        for r in 0..self.racks {
-            tiers.push(1);
-            let mut p: Vec<_> = (0..d).map(|i| (r * d + i, 0u16, 0u8)).collect();
-            p.extend((0..self.u).map(|b| {
-                let peer = self.opera.matching(b as usize, 0)[r as usize];
-                (t0 + peer, (d + b) as u16, 1u8)
-            }));
-            ports.push(p);
-        }
-        Wiring {
-            node_tier: tiers,
-            ports,
-        }
-    }
-
-    #[inline]
-    fn rack_of(&self, n: NodeId) -> u32 {
-        if n < self.t0 {
-            n / self.d
-        } else {
-            n - self.t0
-        }
+        let t0 = self.rk.t0;
+        self.rk.wiring(|r, b| {
+            let peer = self.opera.matching(b as usize, 0)[r as usize];
+            (t0 + peer, (self.rk.d + b) as u16)
+        })
     }
 
     /// Whether port `p` of node `n` is a ToR uplink (a rotor link).
     #[inline]
     pub fn is_uplink(&self, n: NodeId, p: u16) -> bool {
-        n >= self.t0 && p as u32 >= self.d
+        self.rk.is_uplink(n, p)
     }
 
     /// The label of a packet whose NIC starts sending it at `now_ps`: its superslice.
@@ -188,10 +159,13 @@ impl OperaFabric {
         if !self.is_uplink(n, p) {
             return None;
         }
-        let rotor = (p as u32 - self.d) as usize;
+        let rotor = (p as u32 - self.rk.d) as usize;
         Some(
-            match self.opera.peer_rack((n - self.t0) as usize, rotor, now_ps) {
-                Some(r) => (self.t0 + r, p),
+            match self
+                .opera
+                .peer_rack((n - self.rk.t0) as usize, rotor, now_ps)
+            {
+                Some(r) => (self.rk.t0 + r, p),
                 None => (DARK, p),
             },
         )
@@ -199,16 +173,16 @@ impl OperaFabric {
 
     /// The ToR that uplink `p` of ToR `n` reaches during the ε and δ of superslice `label`.
     pub fn planned_peer(&self, n: NodeId, p: u16, label: u32) -> NodeId {
-        let rotor = (p as u32 - self.d) as usize;
-        self.t0 + self.opera.matching(rotor, label as usize)[(n - self.t0) as usize]
+        let rotor = (p as u32 - self.rk.d) as usize;
+        self.rk.t0 + self.opera.matching(rotor, label as usize)[(n - self.rk.t0) as usize]
     }
 
     /// Every ToR uplink `p` of ToR `n` reaches over a cycle (its own ToR excluded).
     pub fn peers_over_cycle(&self, n: NodeId, p: u16) -> Vec<NodeId> {
-        let rotor = (p as u32 - self.d) as usize;
+        let rotor = (p as u32 - self.rk.d) as usize;
         let sched = self.opera.schedule();
         let mut peers: Vec<NodeId> = (0..sched.matchings_per_rotor())
-            .map(|k| self.t0 + sched.rotor_matching(rotor, k)[(n - self.t0) as usize])
+            .map(|k| self.rk.t0 + sched.rotor_matching(rotor, k)[(n - self.rk.t0) as usize])
             .filter(|&t| t != n)
             .collect();
         peers.sort_unstable();
@@ -227,10 +201,10 @@ impl OperaFabric {
         label: u32,
         buf: &mut [u16; MAX_UPLINKS],
     ) -> usize {
-        let (rack, dst_rack) = ((n - self.t0) as usize, (dst / self.d) as usize);
+        let (rack, dst_rack) = ((n - self.rk.t0) as usize, (dst / self.rk.d) as usize);
         let mut count = 0;
         for (rotor, _) in self.opera.next_hops(label as usize, rack, dst_rack) {
-            buf[count] = (self.d as usize + rotor) as u16;
+            buf[count] = (self.rk.d as usize + rotor) as u16;
             count += 1;
         }
         count
@@ -239,7 +213,7 @@ impl OperaFabric {
     /// The downlink of ToR `n` to host `dst` if `dst` is in its rack.
     #[inline]
     pub fn downlink(&self, n: NodeId, dst: NodeId) -> Option<u16> {
-        (dst / self.d == n - self.t0).then_some((dst % self.d) as u16)
+        self.rk.downlink(n, dst)
     }
 
     /// The first shortest-path next hop toward `dst` in superslice `label` (path walks,
@@ -269,27 +243,23 @@ impl OperaFabric {
 
     /// Racks, at every level.
     pub fn subtree(&self, dst: NodeId, _level: u8) -> (u32, u32) {
-        (dst / self.d, self.racks)
+        self.rk.subtree(dst)
     }
 
     /// 1 in the same rack, else 2 (above the ToRs: a rotor path).
     pub fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
-        if a / self.d == b / self.d {
-            1
-        } else {
-            2
-        }
+        self.rk.lca_tier(a, b)
     }
 
     /// Partition groups are racks (a ToR with its hosts), at any granularity.
     pub fn group_of(&self, n: NodeId, _fine: bool) -> Option<u32> {
-        Some(self.rack_of(n))
+        self.rk.group_of(n)
     }
     pub fn num_groups(&self, _fine: bool) -> u32 {
-        self.racks
+        self.rk.racks
     }
     pub fn tier_uplinks(&self, _t: u8) -> u16 {
-        self.u as u16
+        self.rk.u as u16
     }
 }
 
