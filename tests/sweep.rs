@@ -79,6 +79,20 @@ fn grids_zips_and_both_expand_in_the_documented_order() {
 }
 
 #[test]
+fn every_shipped_sweep_file_is_valid() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/sweeps");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        let spec = SweepSpec::load(&path).unwrap();
+        spec.validate_points()
+            .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+        n += 1;
+    }
+    assert!(n >= 1);
+}
+
+#[test]
 fn unknown_field_and_empty_grid_are_refused_before_any_point_runs() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
