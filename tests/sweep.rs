@@ -130,8 +130,10 @@ fn unknown_field_and_empty_grid_are_refused_before_any_point_runs() {
 
 /// The point folders of a sweep output, in index order.
 fn point_dirs(out: &Path) -> Vec<PathBuf> {
-    let mut d: Vec<PathBuf> = std::fs::read_dir(out)
-        .unwrap()
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return Vec::new();
+    };
+    let mut d: Vec<PathBuf> = entries
         .map(|e| e.unwrap().path())
         .filter(|p| p.join("point.toml").is_file())
         .collect();
@@ -577,4 +579,74 @@ fn the_slurm_script_runs_one_point_per_array_task() {
         dirs[0].ends_with("001-2") && dirs[0].join("done").is_file(),
         "{dirs:?}"
     );
+}
+
+#[test]
+fn a_killed_sweep_resumes_without_rerunning_finished_points() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // Points of about 0.1 s (k = 8, 1 MB permutation), one at a time.
+    let path = dir.path().join("s.toml");
+    let text = format!(
+        "scenario = {:?}\n[grid]\nseed = [1, 2, 3, 4, 5, 6]\n",
+        quickstart()
+    );
+    std::fs::write(&path, text).unwrap();
+    let args = ["sweep", s(&path), "--out", s(&out), "--jobs", "1"];
+    // Its own process group, killed as a whole (as Ctrl-C or a job scheduler does).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let done_count = || {
+        point_dirs(&out)
+            .iter()
+            .filter(|d| d.join("done").is_file())
+            .count()
+    };
+    let started = std::time::Instant::now();
+    while done_count() == 0 {
+        assert!(started.elapsed().as_secs() < 60, "no point finished");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let group = format!("-{}", child.id());
+    let killed = Command::new("kill")
+        .args(["-KILL", "--", &group])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    child.wait().unwrap();
+    let finished: Vec<(PathBuf, std::time::SystemTime)> = point_dirs(&out)
+        .into_iter()
+        .filter(|d| d.join("done").is_file())
+        .map(|d| {
+            let t = std::fs::metadata(d.join("summary.json"))
+                .unwrap()
+                .modified()
+                .unwrap();
+            (d, t)
+        })
+        .collect();
+    assert!(
+        (1..6).contains(&finished.len()),
+        "killed after {} points",
+        finished.len()
+    );
+    let rerun = weft(&args);
+    assert!(rerun.status.success(), "{rerun:?}");
+    let stdout = String::from_utf8_lossy(&rerun.stdout);
+    let expect = format!("{} run, {} skipped", 6 - finished.len(), finished.len());
+    assert!(stdout.contains(&expect), "{stdout}");
+    for (d, t) in &finished {
+        let now = std::fs::metadata(d.join("summary.json"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_eq!(&now, t, "{} reran", d.display());
+    }
+    assert_eq!(done_count(), 6);
 }
