@@ -58,6 +58,12 @@ struct FigureArgs {
     /// Height in pixels.
     #[arg(long, default_value_t = 500)]
     height: u32,
+    /// Logarithmic x axis (line, cdf, timeseries).
+    #[arg(long)]
+    logx: bool,
+    /// Logarithmic y axis (line, cdf, timeseries).
+    #[arg(long)]
+    logy: bool,
 }
 
 #[derive(Subcommand)]
@@ -142,6 +148,8 @@ impl FigureArgs {
             height_px: self.height,
             markers,
             legend_at,
+            log_x: self.logx,
+            log_y: self.logy,
         })
     }
 }

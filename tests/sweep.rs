@@ -470,6 +470,25 @@ fn every_plot_kind_writes_an_svg_and_a_png_with_its_series() {
             assert_eq!(got, series, "{}", out.display());
         }
     }
+    // Log axes: the same series.
+    let out = d.join("line_log.png");
+    let r = weft(&[
+        "plot",
+        "line",
+        &p("summary.csv"),
+        "--x",
+        "workload.message_bytes",
+        "--y",
+        "cct_increase",
+        "--group",
+        "lb.policy",
+        "--logx",
+        "--logy",
+        "-o",
+        s(&out),
+    ]);
+    assert!(r.status.success(), "{r:?}");
+    assert_eq!(png_series(&out, 800, 500), 3);
     // The legend names the groups, and the axes their columns.
     let svg = std::fs::read_to_string(d.join("line.svg")).unwrap();
     for label in [
@@ -548,9 +567,23 @@ fn bad_plot_inputs_are_refused_with_one_line_naming_them() {
         e.contains("results.queues.host_edge.avg_pkts: missing"),
         "{e}"
     );
+    let e = one_error_line(&weft(&[
+        "plot",
+        "timeseries",
+        &p("timeseries.csv"),
+        "--y",
+        "b_util",
+        "--logy",
+        "-o",
+        &out,
+    ]));
+    assert!(
+        e.contains("--logy: a logarithmic axis needs positive values (got 0)"),
+        "{e}"
+    );
     let e = one_error_line(&weft(&["plot", "cdf", &p("a.hlog"), "-o", &p("x.pdf")]));
     assert!(e.contains(".svg or .png"), "{e}");
-    assert!(!d.join("x.svg").exists());
+    assert!(!d.join("x.svg").exists() && !d.join(".x.svg.partial.svg").exists());
 }
 
 #[test]

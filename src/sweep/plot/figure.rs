@@ -3,6 +3,7 @@
 //! plots with error bars, CDFs, time series).
 
 use anyhow::{anyhow, bail, Result};
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -43,6 +44,9 @@ pub struct Figure {
     pub markers: bool,
     /// Corner of the legend (each kind picks the one its curves leave free most often).
     pub legend_at: SeriesLabelPosition,
+    /// Logarithmic axes (every value must then be positive).
+    pub log_x: bool,
+    pub log_y: bool,
 }
 
 /// A line: points in x order and, optionally, a standard error per point (error bars of ±1
@@ -85,27 +89,49 @@ fn register_font() {
 }
 
 /// Draws with `draw` on an SVG or PNG backend chosen by `path`'s extension, then writes it.
+/// The figure is drawn into a hidden file next to `path` and renamed onto it once complete,
+/// so a figure that fails (e.g. a log axis over a zero) leaves no file behind.
 pub fn render(
     path: &Path,
     fig: &Figure,
     draw: impl Fn(&DrawingArea<SVGBackend, Shift>) -> Result<()>,
     draw_png: impl Fn(&DrawingArea<BitMapBackend, Shift>) -> Result<()>,
 ) -> Result<()> {
+    let format = format_of(path)?;
     register_font();
     let size = (fig.width_px, fig.height_px);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // Same extension: the bitmap backend picks its encoder by it.
+    let tmp = path.with_file_name(format!(
+        ".{name}.partial.{}",
+        if format == Format::Svg { "svg" } else { "png" }
+    ));
     let err = |e: String| anyhow!("-o {}: {e}", path.display());
-    match format_of(path)? {
+    let drawn = match format {
         Format::Svg => {
-            let root = SVGBackend::new(path, size).into_drawing_area();
-            root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-            draw(&root)?;
-            root.present().map_err(|e| err(e.to_string()))
+            let root = SVGBackend::new(&tmp, size).into_drawing_area();
+            root.fill(&WHITE)
+                .map_err(|e| err(e.to_string()))
+                .and_then(|()| draw(&root))
+                .and_then(|()| root.present().map_err(|e| err(e.to_string())))
         }
         Format::Png => {
-            let root = BitMapBackend::new(path, size).into_drawing_area();
-            root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-            draw_png(&root)?;
-            root.present().map_err(|e| err(e.to_string()))
+            let root = BitMapBackend::new(&tmp, size).into_drawing_area();
+            root.fill(&WHITE)
+                .map_err(|e| err(e.to_string()))
+                .and_then(|()| draw_png(&root))
+                .and_then(|()| root.present().map_err(|e| err(e.to_string())))
+        }
+    };
+    // The backend is dropped by now (a dropped SVG backend writes what it has).
+    match drawn {
+        Ok(()) => std::fs::rename(&tmp, path).map_err(|e| err(format!("cannot write: {e}"))),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
         }
     }
 }
@@ -139,7 +165,21 @@ fn plot_err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> a
     anyhow!("drawing failed: {e}")
 }
 
-/// A line figure: every series a line with markers, error bars where known, a legend.
+/// The axis range of values `lo..=hi`: padded by 5% (linear) or by a factor 1.1 (log, where
+/// every value must be positive; `axis` names the flag for the error).
+fn axis_range(lo: f64, hi: f64, log: bool, axis: &str) -> Result<(f64, f64)> {
+    if !log {
+        return Ok(padded(lo, hi));
+    }
+    if lo <= 0.0 {
+        bail!("{axis}: a logarithmic axis needs positive values (got {lo})");
+    }
+    let hi = if hi > lo { hi } else { lo * 10.0 };
+    Ok((lo / 1.1, hi * 1.1))
+}
+
+/// A line figure: every series a line (with markers if `fig.markers`), error bars where
+/// known, a legend.
 pub fn draw_lines<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     fig: &Figure,
@@ -151,7 +191,9 @@ where
     let all = series.iter().flat_map(|s| {
         s.points.iter().enumerate().flat_map(move |(i, &(x, y))| {
             let e = s.errors.as_ref().and_then(|e| e[i]).unwrap_or(0.0);
-            [(x, y - e), (x, y + e)]
+            // On a log axis an error bar reaching 0 or below is cut at the axis.
+            let low = if fig.log_y && y - e <= 0.0 { y } else { y - e };
+            [(x, low), (x, y + e)]
         })
     });
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
@@ -161,14 +203,46 @@ where
     if x0 > x1 {
         bail!("nothing to plot: every series is empty");
     }
-    let (x0, x1) = padded(x0, x1);
-    let (y0, y1) = padded(y0, y1);
+    let (x0, x1) = axis_range(x0, x1, fig.log_x, "--logx")?;
+    let (y0, y1) = axis_range(y0, y1, fig.log_y, "--logy")?;
+    match (fig.log_x, fig.log_y) {
+        (false, false) => draw_lines_on(root, fig, series, x0..x1, y0..y1, y0),
+        (true, false) => draw_lines_on(root, fig, series, (x0..x1).log_scale(), y0..y1, y0),
+        (false, true) => draw_lines_on(root, fig, series, x0..x1, (y0..y1).log_scale(), y0),
+        (true, true) => draw_lines_on(
+            root,
+            fig,
+            series,
+            (x0..x1).log_scale(),
+            (y0..y1).log_scale(),
+            y0,
+        ),
+    }
+}
+
+/// `y_floor`: the bottom of the y axis, where error bars are cut.
+fn draw_lines_on<DB, X, Y>(
+    root: &DrawingArea<DB, Shift>,
+    fig: &Figure,
+    series: &[Series],
+    x: X,
+    y: Y,
+    y_floor: f64,
+) -> Result<()>
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
     let mut chart = ChartBuilder::on(root);
     chart.margin(15).x_label_area_size(50).y_label_area_size(80);
     if let Some(t) = &fig.title {
         chart.caption(t, ("sans-serif", 22));
     }
-    let mut chart = chart.build_cartesian_2d(x0..x1, y0..y1).map_err(plot_err)?;
+    let mut chart = chart.build_cartesian_2d(x, y).map_err(plot_err)?;
     chart
         .configure_mesh()
         .x_label_formatter(&tick)
@@ -194,7 +268,9 @@ where
         }
         if let Some(errors) = &s.errors {
             let bars = s.points.iter().zip(errors).filter_map(|(&(x, y), e)| {
-                e.map(|e| ErrorBar::new_vertical(x, y - e, y, y + e, c.stroke_width(1), 8))
+                e.map(|e| {
+                    ErrorBar::new_vertical(x, (y - e).max(y_floor), y, y + e, c.stroke_width(1), 8)
+                })
             });
             chart.draw_series(bars).map_err(plot_err)?;
         }
