@@ -598,6 +598,15 @@ fn the_slurm_script_runs_one_point_per_array_task() {
     let text = std::fs::read_to_string(&script).unwrap();
     assert!(text.contains("#SBATCH --array=0-2\n"), "{text}");
     assert!(point_dirs(&out).is_empty(), "--slurm must not run points");
+    let e = one_error_line(&weft(&[
+        "sweep",
+        s(&sweep),
+        "--out",
+        s(&out),
+        "--only",
+        "3",
+    ]));
+    assert!(e.contains("--only 3: the sweep has points 0 to 2"), "{e}");
     // What an array task does, without Slurm.
     let task = Command::new("bash")
         .arg(&script)

@@ -118,7 +118,8 @@ pub fn run(spec: &SweepSpec, opts: &RunnerOptions) -> Result<Outcome> {
                     Ok(()) => true,
                     Err(e) => {
                         let msg = format!("{e:#}").replace('\n', "; ");
-                        eprintln!("\nsweep: point {} failed: {msg}", p.index);
+                        let nl = if progress.tty { "\n" } else { "" };
+                        eprintln!("{nl}sweep: point {} failed: {msg}", p.index);
                         failed.lock().expect("failed list").push(dir.clone());
                         false
                     }

@@ -93,8 +93,18 @@ impl SweepSpec {
         };
         let dir = path.parent().unwrap_or(Path::new(""));
         let name = match top.get("name") {
-            Some(Value::String(s)) if !s.is_empty() => s.clone(),
-            Some(_) => bail!("{origin}: name: expected a non-empty string"),
+            // It names the default output folder and the Slurm job: a plain word.
+            Some(Value::String(s))
+                if !s.is_empty()
+                    && !s.starts_with('.')
+                    && s.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) =>
+            {
+                s.clone()
+            }
+            Some(v) => bail!(
+                "{origin}: name: expected a word of letters, digits, '.', '_' and '-' (got {v})"
+            ),
             None => path
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -352,6 +362,10 @@ mod tests {
         assert!(
             e("scenario = \"b.toml\"\n[set]\nseed = 1\n[grid]\nseed = [1]\n")
                 .contains("seed: given more than once")
+        );
+        assert!(
+            e("name = \"../x\"\nscenario = \"b.toml\"\n[grid]\nseed = [1]\n")
+                .contains("name: expected a word")
         );
     }
 }
