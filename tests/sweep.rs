@@ -692,3 +692,45 @@ fn a_killed_sweep_resumes_without_rerunning_finished_points() {
     }
     assert_eq!(done_count(), 6);
 }
+
+#[test]
+fn a_failing_point_is_reported_and_does_not_stop_the_others() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = write_sweep(dir.path(), "[grid]\nseed = [1, 2, 3]\n");
+    // A stand-in for `weft run`: fails for seed 2, otherwise writes a summary into --out.
+    let fake = dir.path().join("fake-weft");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nout=\ncase \"$*\" in *seed=2*) echo 'error: boom' >&2; exit 1;; esac\n\
+         while [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n\
+         echo '{\"results\": {}, \"run\": {}}' > \"$out/summary.json\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let spec = SweepSpec::load(&sweep).unwrap();
+    let out = dir.path().join("out");
+    let opts = weft::sweep::runner::RunnerOptions {
+        out: out.clone(),
+        jobs: 2,
+        only: None,
+        weft_bin: fake,
+    };
+    let o = weft::sweep::runner::run(&spec, &opts).unwrap();
+    assert_eq!((o.ran, o.skipped), (3, 0));
+    assert_eq!(o.failed, [out.join("001-2")]);
+    let dirs = point_dirs(&out);
+    let done: Vec<bool> = dirs.iter().map(|d| d.join("done").is_file()).collect();
+    assert_eq!(done, [true, false, true]);
+    assert_eq!(
+        std::fs::read_to_string(dirs[1].join("stderr.txt")).unwrap(),
+        "error: boom\n"
+    );
+    // The real binary then finishes only the failed point.
+    let r = weft(&["sweep", s(&sweep), "--out", s(&out)]);
+    assert!(
+        String::from_utf8_lossy(&r.stdout).contains("1 run, 2 skipped"),
+        "{r:?}"
+    );
+    assert!(dirs[1].join("done").is_file());
+}
