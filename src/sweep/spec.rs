@@ -62,6 +62,10 @@ pub struct SweepSpec {
     pub zip: Vec<(String, Vec<toml::Value>)>,
 }
 
+/// Most points a sweep may have (each is a folder and a process; the limit also keeps the
+/// point count from overflowing).
+pub const MAX_POINTS: usize = 1_000_000;
+
 const TOP_LEVEL: [&str; 6] = ["name", "scenario", "threads", "set", "grid", "zip"];
 
 impl SweepSpec {
@@ -151,6 +155,14 @@ impl SweepSpec {
                     v.len()
                 );
             }
+        }
+        let rows = zip.first().map_or(1, |(_, v)| v.len());
+        let points = grid
+            .iter()
+            .try_fold(rows, |n, (_, v)| n.checked_mul(v.len()));
+        match points {
+            Some(n) if n <= MAX_POINTS => {}
+            _ => bail!("{origin}: grid: more than {MAX_POINTS} points"),
         }
         let mut seen: Vec<&str> = fixed.iter().map(|a| a.field.as_str()).collect();
         for (field, _) in zip.iter().chain(&grid) {
@@ -367,5 +379,8 @@ mod tests {
             e("name = \"../x\"\nscenario = \"b.toml\"\n[grid]\nseed = [1]\n")
                 .contains("name: expected a word")
         );
+        let ten = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]";
+        let big = format!("scenario = \"b.toml\"\n[grid]\na = {ten}\nb = {ten}\nc = {ten}\nd = {ten}\ne = {ten}\nf = {ten}\ng = [1, 2]\n");
+        assert!(e(&big).contains("grid: more than 1000000 points"));
     }
 }
