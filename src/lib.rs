@@ -5,6 +5,7 @@
 //! `time`, `rng`, `packet`, `scenario` → `topology` → `workload` → `contention`, `metrics` → `lb` →
 //! `transport` → `model` → `net` → `engine` → `sim` → `report`, `validate_cmd` → `sweep`.
 
+pub mod checkpoint;
 pub mod contention;
 pub mod engine;
 pub mod lb;

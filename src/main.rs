@@ -4,12 +4,13 @@
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
+use weft::checkpoint::{CheckpointOptions, Saved, REQUEUE_EXIT_CODE};
 use weft::engine::comm::{Comm, LocalComm};
 use weft::engine::{plan::Plan, plan_file};
 use weft::model::Model;
 use weft::report::{write_run_hlog, Summary};
 use weft::scenario::load_scenario;
-use weft::sim::{simulate_on, ReportedElsewhere, RunOptions};
+use weft::sim::{simulate_checkpointed, Outcome, ReportedElsewhere, RunOptions};
 
 mod sweep_cli;
 
@@ -56,6 +57,23 @@ enum Cmd {
         /// Print summary.json on stdout instead of the readable summary.
         #[arg(long)]
         json: bool,
+        /// Write checkpoints into this folder (DIR/ckpt-<sim_ps>/, DIR/LATEST); SIGUSR1 or
+        /// SIGTERM then checkpoint at the next window boundary and exit with status 75.
+        #[arg(long, value_name = "DIR")]
+        checkpoint: Option<PathBuf>,
+        /// Checkpoint at the first window boundary at or after every multiple of this
+        /// simulated time (500ns, 8us, 2ms, 1s), or every so much wall time (wall:30min,
+        /// wall:90s). Needs --checkpoint.
+        #[arg(long, value_name = "T")]
+        checkpoint_every: Option<String>,
+        /// Checkpoint at the first window boundary at or after this simulated time, then
+        /// exit. Needs --checkpoint.
+        #[arg(long, value_name = "T")]
+        stop_at: Option<String>,
+        /// Resume from the newest checkpoint in DIR (the one DIR/LATEST names); give the same
+        /// scenario and --set options as the run that wrote it.
+        #[arg(long, value_name = "DIR")]
+        restart: Option<PathBuf>,
     },
     /// Check a scenario and print its size (hosts, switches, ports, estimated memory) without running it.
     Validate {
@@ -278,6 +296,7 @@ fn main() {
         let comm = &*launch.comm;
         match real_main(cli, comm) {
             Ok(()) => 0,
+            Err(e) if e.is::<Requeue>() => REQUEUE_EXIT_CODE,
             Err(e) => {
                 if !e.is::<ReportedElsewhere>() {
                     // One line: the chain of contexts joined; line breaks inside a message
@@ -316,9 +335,17 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             partition,
             progress,
             json,
+            checkpoint,
+            checkpoint_every,
+            stop_at,
+            restart,
         } => {
             if threads == 0 || threads > MAX_THREADS {
                 bail!("--threads: must be from 1 to {MAX_THREADS} (got {threads})");
+            }
+            let ck = checkpoint_options(checkpoint, checkpoint_every, stop_at, restart)?;
+            if ck.dir.is_some() {
+                weft::checkpoint::signals::install()?;
             }
             // Rank 0 also checks that it can write --out, before the run rather than after it.
             let s = load_scenario(&scenario, &sets).and_then(|s| match &out {
@@ -348,7 +375,10 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             {
                 let _ = std::thread::spawn(|| panic!("WEFT_TEST_PANIC_IN_WORKER=1")).join();
             }
-            let output = simulate_on(&s, &opts, comm)?;
+            let output = match simulate_checkpointed(&s, &opts, &ck, comm)? {
+                Outcome::Finished(output) => output,
+                Outcome::Checkpointed(saved) => return stopped_at_checkpoint(&saved, root),
+            };
             // Rank 0 writes; then every rank exits with rank 0's status.
             let written = match output {
                 Some(output) => write_outputs(&s, &output, out.as_deref(), json),
@@ -508,6 +538,67 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
         Cmd::Plot(a) if root => sweep_cli::plot(a),
         Cmd::Sweep(_) | Cmd::Collect(_) | Cmd::Plot(_) => Ok(()),
     }
+}
+
+/// Not an error: the run checkpointed on a signal and asks to be requeued (exit status
+/// [`REQUEUE_EXIT_CODE`]).
+#[derive(Debug)]
+struct Requeue;
+
+impl std::fmt::Display for Requeue {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("checkpointed on a signal")
+    }
+}
+impl std::error::Error for Requeue {}
+
+/// The checkpoint flags, checked: times parsed, and --checkpoint-every and --stop-at only
+/// with --checkpoint.
+fn checkpoint_options(
+    dir: Option<PathBuf>,
+    every: Option<String>,
+    stop_at: Option<String>,
+    restart: Option<PathBuf>,
+) -> Result<CheckpointOptions> {
+    use weft::checkpoint::{parse_every, parse_sim_time};
+    if dir.is_none() {
+        if every.is_some() {
+            bail!("--checkpoint-every: needs --checkpoint DIR");
+        }
+        if stop_at.is_some() {
+            bail!("--stop-at: needs --checkpoint DIR");
+        }
+    }
+    let every = every
+        .map(|t| parse_every(&t).context("--checkpoint-every"))
+        .transpose()?;
+    let stop_at_ps = stop_at
+        .map(|t| parse_sim_time(&t).context("--stop-at"))
+        .transpose()?;
+    Ok(CheckpointOptions {
+        dir,
+        every,
+        stop_at_ps,
+        restart,
+    })
+}
+
+/// A run that stopped at a checkpoint: rank 0 says where it is; `--stop-at` exits 0, a
+/// signal with [`REQUEUE_EXIT_CODE`].
+fn stopped_at_checkpoint(saved: &Saved, root: bool) -> Result<()> {
+    if root {
+        let dir = saved.folder.parent().unwrap_or(std::path::Path::new("."));
+        println!(
+            "checkpoint at simulated time {} ns written to {} (resume with --restart {})",
+            saved.sim_ps as f64 / 1000.0,
+            saved.folder.display(),
+            dir.display()
+        );
+    }
+    if saved.requeue {
+        return Err(Requeue.into());
+    }
+    Ok(())
 }
 
 /// Creates `dir` if missing and checks that a file can be created in it (then removes it).

@@ -249,7 +249,7 @@ impl Model {
     pub fn is_bulk(&self, h: u32, i: u32) -> bool {
         self.rotor.as_ref().is_some_and(|r| {
             let f = self.workload.flow(h, i);
-            r.is_bulk(f.bytes, h, f.dst)
+            r.is_bulk(f.bytes, h, f.dst, self.workload.bulk_tag(h, i))
         })
     }
 

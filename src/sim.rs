@@ -1,5 +1,6 @@
 //! One simulation run: scenario → model → partition plan → engine → merged metrics.
 
+use crate::checkpoint::{self, CheckpointOptions, Drove};
 use crate::engine::comm::{Comm, LocalComm};
 use crate::engine::partition::{Outbox, Partition};
 use crate::engine::plan::Plan;
@@ -97,6 +98,10 @@ pub struct RunOutput {
     pub cut_links: u64,
     /// Largest peak RSS of any rank.
     pub peak_rss_bytes: u64,
+    /// The checkpoint's simulated time, if this run resumed from one (`--restart`).
+    pub resumed_at_ps: Option<u64>,
+    /// Events processed before the resume (by the runs that wrote the checkpoints).
+    pub resumed_events: u64,
 }
 
 impl RunOutput {
@@ -137,8 +142,11 @@ struct RankReport {
     flow_events: Vec<crate::metrics::FlowEvent>,
     phases: Vec<crate::metrics::PhaseStats>,
     phase_latency_v2: Vec<Vec<u8>>,
+    phase_fct_v2: Vec<Vec<u8>>,
     /// (node, events) of this rank's nodes.
     node_events: Vec<(u32, u64)>,
+    /// Events this rank's partitions had processed when the run resumed (0 without a restart).
+    resumed_events: u64,
     fct_by_size_v2: Vec<Vec<u8>>,
 }
 
@@ -187,21 +195,61 @@ fn setup(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<(Model, Pla
     Ok((m, plan))
 }
 
+/// Makes every rank fail if one does, so that none is left waiting in a collective: rank 0
+/// reports its error; another rank reports only errors rank 0 did not have; the others return
+/// [`ReportedElsewhere`]. A collective: every rank calls it.
+pub fn agree<T>(r: Result<T>, comm: &dyn Comm) -> Result<T> {
+    let root = comm.rank() == 0;
+    let failed = comm.sum_u64(&[r.is_err() as u64, (r.is_err() && root) as u64]);
+    match r {
+        Ok(ok) if failed[0] == 0 => Ok(ok),
+        Ok(_) => Err(ReportedElsewhere.into()),
+        Err(e) if root || failed[1] == 0 => Err(e),
+        Err(_) => Err(ReportedElsewhere.into()),
+    }
+}
+
+/// How a run under checkpoint options ended.
+pub enum Outcome {
+    /// It ran to its end: rank 0 gets the merged output, other ranks `None`.
+    Finished(Option<Box<RunOutput>>),
+    /// It wrote a checkpoint and stopped (`--stop-at`, or a signal).
+    Checkpointed(crate::checkpoint::Saved),
+}
+
 /// Runs a scenario as one rank of `comm`. Rank 0 gets the merged output; other ranks `None`.
 /// Set-up errors are agreed on by all ranks, so none is left waiting in a collective.
 pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<Option<RunOutput>> {
+    match simulate_checkpointed(s, opts, &CheckpointOptions::default(), comm)? {
+        Outcome::Finished(out) => Ok(out.map(|o| *o)),
+        Outcome::Checkpointed(_) => unreachable!("no checkpoint was asked for"),
+    }
+}
+
+/// [`simulate_on`], resuming from a checkpoint and writing checkpoints as `ck` asks.
+pub fn simulate_checkpointed(
+    s: &Scenario,
+    opts: &RunOptions,
+    ck: &CheckpointOptions,
+    comm: &dyn Comm,
+) -> Result<Outcome> {
     let start = Instant::now();
+    let root = comm.rank() == 0;
+    let scenario_hash = checkpoint::scenario_hash(s);
+    let opened = match &ck.restart {
+        Some(dir) => Some(agree(checkpoint::open(dir, s, comm), comm)?),
+        None => None,
+    };
+    // A restart without --partitions or --partition uses the checkpoint's partition count
+    // (the automatic one depends on --threads, which may change between runs).
+    let mut opts = opts.clone();
+    if let (Some(o), None, None) = (&opened, opts.partitions, &opts.plan_file) {
+        opts.partitions = Some(o.header().partitions);
+    }
+    let opts = &opts;
     let setup = setup(s, opts, comm);
     let setup_wall_s = start.elapsed().as_secs_f64();
-    let root = comm.rank() == 0;
-    let failed = comm.sum_u64(&[setup.is_err() as u64, (setup.is_err() && root) as u64]);
-    let (m, plan) = match setup {
-        Ok(ok) if failed[0] == 0 => ok,
-        Ok(_) => return Err(ReportedElsewhere.into()),
-        // Rank 0 reports; another rank reports only errors rank 0 did not have.
-        Err(e) if root || failed[1] == 0 => return Err(e),
-        Err(_) => return Err(ReportedElsewhere.into()),
-    };
+    let (m, plan) = agree(setup, comm)?;
     // Multi-rank runs always get a pool: the exchange between ranks encodes and decodes on it.
     let pool = if opts.threads > 1 || comm.ranks() > 1 {
         Some(
@@ -212,15 +260,24 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
     } else {
         None
     };
-    let mine = plan.parts_of_rank(comm.rank());
-    let members = plan.members();
-    let build = |&i: &u32| Partition::new(&m, &plan, i, &members[i as usize]);
-    let partitions: Vec<(Partition, Outbox)> = match &pool {
-        Some(pool) => pool.install(|| {
-            use rayon::prelude::*;
-            mine.par_iter().map(build).collect()
-        }),
-        None => mine.iter().map(build).collect(),
+    let restored = match opened {
+        Some(o) => Some(agree(
+            checkpoint::load(o, &plan, comm, pool.as_ref()),
+            comm,
+        )?),
+        None => None,
+    };
+    let resumed_at_ps = restored.as_ref().map(|r| r.boundary_ps);
+    let resumed_events: u64 = restored.as_ref().map_or(0, |r| {
+        r.parts.iter().map(|(p, _)| p.metrics.counters.events).sum()
+    });
+    let (partitions, stats, boundary_ps) = match restored {
+        Some(r) => (r.parts, r.stats, r.boundary_ps),
+        None => (
+            build_partitions(&m, &plan, comm, pool.as_ref()),
+            LoopStats::default(),
+            0,
+        ),
     };
 
     let progress_on =
@@ -230,15 +287,24 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         .sum();
     let mut progress = Progress::new(progress_on && root, total_bytes);
     let mut engine = Engine::new(partitions, &m, &plan, comm, pool.as_ref());
+    engine.stats = stats;
+    engine.boundary_ps = boundary_ps;
     let mut tick = |p: ProgressSample| progress.tick(p);
     let stop_ps = s.end_us.map_or(crate::time::NEVER_PS, |us| {
         (us * PS_PER_US as f64).round() as u64
     });
-    let ending = engine.run(
+    let drove = checkpoint::drive(
+        &mut engine,
         stop_ps,
+        ck,
+        scenario_hash,
         progress_on.then_some(&mut tick as &mut dyn FnMut(ProgressSample)),
     );
     progress.finish();
+    let ending = match drove? {
+        Drove::Ended(e) => e,
+        Drove::Saved(saved) => return Ok(Outcome::Checkpointed(saved)),
+    };
     let loop_stats = engine.stats;
     let (mut partitions, outboxes) = (engine.parts, engine.outboxes);
 
@@ -266,8 +332,10 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         flow_events: vec![],
         phases: vec![],
         phase_latency_v2: vec![],
+        phase_fct_v2: vec![],
         node_events: vec![],
         fct_by_size_v2: vec![],
+        resumed_events,
     };
     let mut metrics = Metrics::default();
     for (p, outbox) in partitions.iter_mut().zip(&outboxes) {
@@ -299,17 +367,23 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         .iter()
         .map(histogram_wire::encode)
         .collect();
+    report.phase_fct_v2 = metrics
+        .phase_fct_ns
+        .iter()
+        .map(histogram_wire::encode)
+        .collect();
     report.latency_v2 = histogram_wire::encode(&metrics.latency_ns);
     report.fct_v2 = histogram_wire::encode(&metrics.fct_ns);
     let bytes = bincode::serde::encode_to_vec(&report, bincode::config::standard())?;
     let Some(all) = comm.gather_bytes(&bytes) else {
-        return Ok(None);
+        return Ok(Outcome::Finished(None));
     };
 
     let mut merged = Metrics::default();
     let mut stages = vec![StageStats::default(); m.fabric.stage_names().len()];
     let (mut data_held, mut acks_held, mut incomplete, mut peak_rss) = (0, 0, 0, 0);
     let (mut adverts_held, mut pulls_held) = (0, 0);
+    let mut resumed_events = 0;
     let mut loop_stats = LoopStats::default();
     let mut rank_loop_stats = Vec::with_capacity(all.len());
     let mut node_events = vec![0u64; m.fabric.num_nodes() as usize];
@@ -340,6 +414,12 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
             .map(|b| histogram_wire::decode(b))
             .collect();
         crate::metrics::merge_indexed(&mut merged.fct_by_size_ns, &by_size);
+        let phase_fct: Vec<_> = r
+            .phase_fct_v2
+            .iter()
+            .map(|b| histogram_wire::decode(b))
+            .collect();
+        crate::metrics::merge_indexed(&mut merged.phase_fct_ns, &phase_fct);
         for (acc, st) in stages.iter_mut().zip(&r.stages) {
             acc.merge(st);
         }
@@ -350,6 +430,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         acks_held += r.acks_held;
         adverts_held += r.adverts_held;
         pulls_held += r.pulls_held;
+        resumed_events += r.resumed_events;
         incomplete += r.incomplete;
         peak_rss = peak_rss.max(r.peak_rss_bytes);
         let l = &r.loop_stats;
@@ -423,7 +504,7 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         gap_bytes: m.interframe_bytes as u64,
         forwarding_ps: m.forwarding_ps,
     };
-    Ok(Some(RunOutput {
+    Ok(Outcome::Finished(Some(Box::new(RunOutput {
         cct_lower_bound_ps: lower_bound_ps(s, &bound_inputs),
         phase_names: m.workload.phase_names().to_vec(),
         fct_bins_bytes: m.fct_bins_bytes.clone(),
@@ -456,7 +537,28 @@ pub fn simulate_on(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<O
         lookahead_ps: plan.lookahead_ps,
         cut_links: plan.cut_links,
         peak_rss_bytes: peak_rss,
-    }))
+        resumed_at_ps,
+        resumed_events,
+    }))))
+}
+
+/// This rank's partitions, built from the model (in parallel on the pool).
+fn build_partitions(
+    m: &Model,
+    plan: &Plan,
+    comm: &dyn Comm,
+    pool: Option<&rayon::ThreadPool>,
+) -> Vec<(Partition, Outbox)> {
+    let mine = plan.parts_of_rank(comm.rank());
+    let members = plan.members();
+    let build = |&i: &u32| Partition::new(m, plan, i, &members[i as usize]);
+    match pool {
+        Some(pool) => pool.install(|| {
+            use rayon::prelude::*;
+            mine.par_iter().map(build).collect()
+        }),
+        None => mine.iter().map(build).collect(),
+    }
 }
 
 /// Progress on stderr (rank 0): simulated time, events/s, and an estimate of the wall time

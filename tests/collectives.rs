@@ -286,11 +286,16 @@ fn latency_hlog_has_one_tagged_histogram_per_phase() {
         tags,
         [
             "fct_ns",
+            "fct_ns.all_gather",
+            "fct_ns.reduce_scatter",
             "latency_ns",
             "latency_ns.all_gather",
             "latency_ns.reduce_scatter"
         ]
     );
+    // Each phase's flows: one per rank and step, 15 steps of 16 ranks.
+    assert_eq!(counts["fct_ns.reduce_scatter"], 15 * 16);
+    assert_eq!(counts["fct_ns.all_gather"], 15 * 16);
     let per_phase = 15 * 16 * 3;
     assert_eq!(counts["latency_ns.reduce_scatter"], per_phase);
     assert_eq!(counts["latency_ns.all_gather"], per_phase);

@@ -611,3 +611,118 @@ fn an_uneven_weighted_plan_on_four_ranks_gives_the_same_results() {
         assert!(sum <= l["sync_wall_s"].as_f64().unwrap() + 1e-9, "{l}");
     }
 }
+
+/// NSCC with trims, drops and RTO timers (as tests/checkpoint.rs), on a k = 6 fat tree.
+fn lossy_scenario(dir: &Path) -> String {
+    let p = dir.join("lossy.toml");
+    std::fs::write(
+        &p,
+        "seed = 5\n[topology]\nk = 6\n[lb]\npolicy = \"reps\"\n[host]\ncc = \"nscc\"\n[switch]\nbuffer_bytes = 30000\ntrim = true\necn = \"ramp\"\nloss_fraction = 0.01\n[workload]\nmessage_bytes = 400000\n",
+    )
+    .unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn two_ranks_stopped_and_restarted_equal_two_ranks_uninterrupted() {
+    if !mpi_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = lossy_scenario(dir.path());
+    let path = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let o = mpirun(
+        2,
+        &["run", &s, "--partitions", "4", "--out", &path("whole")],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let expected = outputs(&dir.path().join("whole"));
+    assert!(expected.0["packets"]["dropped"].as_u64().unwrap() > 0);
+    let ck = path("ck");
+    for stop in ["1us", "5500ns"] {
+        let o = mpirun(
+            2,
+            &[
+                "run",
+                &s,
+                "--partitions",
+                "4",
+                "--checkpoint",
+                &ck,
+                "--stop-at",
+                stop,
+            ],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let latest = std::fs::read_to_string(dir.path().join("ck/LATEST")).unwrap();
+        for r in 0..2 {
+            let f = dir
+                .path()
+                .join("ck")
+                .join(latest.trim())
+                .join(format!("rank-{r}.bin"));
+            assert!(f.exists(), "{}", f.display());
+        }
+        let out = path(&format!("out-{stop}"));
+        let o = mpirun(2, &["run", &s, "--restart", &ck, "--out", &out]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(outputs(Path::new(&out)) == expected, "stopped at {stop}");
+    }
+    // A signal on rank 1 only (raised after the first checkpoint): every rank stops at the
+    // same boundary and exits 75; the restart ends like the uninterrupted run.
+    let ck2 = path("ck2");
+    let o = mpirun_env(
+        2,
+        &[
+            "run",
+            &s,
+            "--partitions",
+            "4",
+            "--checkpoint",
+            &ck2,
+            "--checkpoint-every",
+            "3us",
+        ],
+        &[("WEFT_TEST_SIGNAL_AFTER_CHECKPOINT", "1")],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(75),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = path("out-signal");
+    let o = mpirun(2, &["run", &s, "--restart", &ck2, "--out", &out]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(outputs(Path::new(&out)) == expected, "after the signal");
+}
+
+#[test]
+fn a_checkpoint_of_two_ranks_is_refused_by_three_and_by_one() {
+    if !mpi_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = lossy_scenario(dir.path());
+    let ck = dir.path().join("ck").to_str().unwrap().to_string();
+    let o = mpirun(2, &["run", &s, "--checkpoint", &ck, "--stop-at", "2us"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let started = std::time::Instant::now();
+    let o = mpirun(3, &["run", &s, "--restart", &ck]);
+    assert!(!o.status.success());
+    let errs = error_lines(&o);
+    assert_eq!(errs.len(), 1, "expected one error line, got {errs:?}");
+    assert!(
+        errs[0].contains("is for 2 ranks, this run has 3"),
+        "{errs:?}"
+    );
+    assert!(started.elapsed().as_secs() < 60, "failure was not prompt");
+    let o = standalone(&["run", &s, "--restart", &ck]);
+    assert_eq!(o.status.code(), Some(1));
+    let errs = error_lines(&o);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].contains("is for 2 ranks, this run has 1"),
+        "{errs:?}"
+    );
+}

@@ -12,37 +12,8 @@ use weft::report::Summary;
 use weft::scenario::{load_scenario_str, Scenario};
 
 fn scenario(extra_opera: &str, workload: &str, host_latency_ns: u32) -> Scenario {
-    let text = format!(
-        r#"seed = 1
-[topology]
-kind = "opera"
-racks = 12
-hosts_per_rack = 2
-uplinks = 4
-link_rate_gbps = 10
-link_latency_ns = 500
-[topology.tiers.host_tor]
-latency_ns = {host_latency_ns}
-[topology.opera]
-epsilon_ns = 20000
-reconfig_ns = 2000
-{extra_opera}
-[packet]
-payload_bytes = 1436
-header_bytes = 64
-[lb]
-policy = "rps"
-[host]
-cc = "constant"
-window_bdp = 1.0
-[switch]
-trim = true
-buffer_bytes = 12000
-ecn_threshold_bytes = 12000
-[workload]
-{workload}
-"#
-    );
+    let host = "cc = \"constant\"\nwindow_bdp = 1.0";
+    let text = common::small_opera_toml(extra_opera, host, workload, host_latency_ns);
     load_scenario_str(&text, "test", std::path::Path::new("."), &[]).unwrap()
 }
 
@@ -167,6 +138,11 @@ fn bad_rotorlb_fields_are_named() {
             "kind = \"permutation\"\nmessage_bytes = 1000\nbulk = true",
             "workload.bulk",
         ),
+        (
+            "rlb_planning = \"central\"",
+            SHUFFLE,
+            "topology.opera.rlb_planning",
+        ),
     ];
     for (opera, workload, field) in cases {
         let toml = format!(
@@ -181,4 +157,31 @@ fn bad_rotorlb_fields_are_named() {
         "[topology]\nk = 4\n[workload]\nkind = \"shuffle\"\nmessage_bytes = 1000\nbulk = true\n",
     );
     assert!(!ok && err.contains("workload.bulk"), "{err}");
+}
+
+#[test]
+fn rack_planning_lets_a_lone_pair_use_its_receiver_s_whole_room() {
+    // Hot rack: host i of one rack sends 200 KB (140 packets) to host i of another, direct
+    // only. Planned together, each sender gets its receiver's whole room (18 packets per
+    // slot, one slot a cycle); planned alone, each takes the even split (9): about twice
+    // the cycles.
+    let hot = "kind = \"hot_rack\"\nmessage_bytes = 200000";
+    let run = |mode: &str| {
+        let opera = format!("bulk_cutoff_bytes = 1436\nvaliant = false\nrlb_planning = \"{mode}\"");
+        results(&scenario(&opera, hot, 0), 1, 1)
+    };
+    let (rack, host) = (run("rack"), run("host"));
+    for r in [&rack, &host] {
+        check_accounting(r, 2 * 140);
+        assert_eq!(rlb(r).2, 0, "no relays without valiant");
+    }
+    let cct = |r: &Value| r["cct_ns"].as_f64().unwrap();
+    // 8 slots (⌈140 / 18⌉) against 16 (⌈140 / 9⌉), a cycle of 284.4 µs apart.
+    assert!(
+        cct(&rack) < 0.6 * cct(&host),
+        "rack {} host {}",
+        cct(&rack),
+        cct(&host)
+    );
+    assert!(cct(&rack) > 7.0 * 284_400.0 && cct(&host) > 15.0 * 284_400.0);
 }

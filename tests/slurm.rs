@@ -390,3 +390,130 @@ fn failing_job() {
         "a failed job wrote summary.json"
     );
 }
+
+/// Polls `what` every 0.5 s until it returns `Some`, for at most `secs` seconds.
+fn poll<T>(secs: u64, mut what: impl FnMut() -> Option<T>) -> Option<T> {
+    let start = std::time::Instant::now();
+    while start.elapsed().as_secs() < secs {
+        if let Some(v) = what() {
+            return Some(v);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    None
+}
+
+/// `scontrol show job ID`'s text (empty once Slurm has forgotten the job).
+fn show_job(id: &str) -> String {
+    let out = Command::new("scontrol")
+        .args(["show", "job", id])
+        .output()
+        .expect("run scontrol");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// (e) Checkpoint and requeue: USR1 to the batch shell (as `--signal=B:USR1@120` sends it
+/// before the time limit) makes weft checkpoint and exit 75; the job requeues itself, resumes
+/// from the checkpoint and ends with the results of an uninterrupted run.
+#[test]
+fn signalled_job_checkpoints_requeues_and_resumes() {
+    if !slurm_up("signalled_job_checkpoints_requeues_and_resumes") {
+        return;
+    }
+    let dir = workdir();
+    // About 5 s on 2 ranks: long enough to be signalled mid-run.
+    let overrides = [
+        "--set",
+        "topology.k=4",
+        "--set",
+        "workload.message_bytes=100000000",
+    ];
+    let q = quickstart();
+    let mut args = vec![q.as_str()];
+    args.extend(overrides);
+    args.extend(["--checkpoint-every", "100us"]);
+    let job_name = format!("weft-test-{}-requeue", std::process::id());
+    let out = Command::new("sbatch")
+        .args(["--parsable", "--time=00:05:00", "--ntasks=2"])
+        .arg(format!("--job-name={job_name}"))
+        .arg(template("weft-run.sbatch"))
+        .args(&args)
+        .current_dir(dir.path())
+        .env("WEFT_BIN", WEFT)
+        .env("WEFT_OUT_ROOT", dir.path().join("runs"))
+        .output()
+        .expect("run sbatch");
+    let id = String::from_utf8_lossy(&out.stdout)
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    assert!(
+        out.status.success() && !id.is_empty(),
+        "sbatch: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cancel = || {
+        let _ = Command::new("scancel").arg(&id).status();
+    };
+    let run = dir.path().join("runs").join(&id);
+    let log =
+        || std::fs::read_to_string(dir.path().join(format!("weft-{id}.out"))).unwrap_or_default();
+    // Running, with a first checkpoint written (weft's handler is installed by then).
+    let running = poll(120, || {
+        (show_job(&id).contains("JobState=RUNNING") && run.join("checkpoint/LATEST").exists())
+            .then_some(())
+    });
+    if running.is_none() {
+        cancel();
+        panic!("the job did not start or checkpoint\n{}", log());
+    }
+    let signalled = Command::new("scancel")
+        .args(["--signal=USR1", "--batch", &id])
+        .status()
+        .expect("run scancel");
+    assert!(signalled.success());
+    if poll(60, || show_job(&id).contains("Restarts=1").then_some(())).is_none() {
+        cancel();
+        panic!("the job was not requeued\n{}\n{}", show_job(&id), log());
+    }
+    // Slurm holds a requeued job until its old credential expires (BeginTime = requeue time
+    // + cred_expire + 1 s, 121 s by default); releasing it earlier (scontrol update
+    // StartTime=now) makes the restart fail with "Job credential revoked". So: wait.
+    let done = poll(400, || {
+        let s = show_job(&id);
+        (s.is_empty() || s.contains("JobState=COMPLETED") || s.contains("JobState=FAILED"))
+            .then_some(s)
+    });
+    let Some(state) = done else {
+        cancel();
+        panic!("the requeued job did not finish\n{}", log());
+    };
+    let text = log();
+    assert!(
+        state.is_empty() || state.contains("JobState=COMPLETED"),
+        "{state}\n{text}"
+    );
+    for want in [
+        "signal received, asking weft to checkpoint",
+        "checkpointed in",
+        "requeueing",
+        "resuming from",
+    ] {
+        assert!(text.contains(want), "the job log lacks {want:?}\n{text}");
+    }
+    let path = run.join("summary.json");
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}\n{text}", path.display())),
+    )
+    .unwrap();
+    assert!(summary["run"]["resumed_at_ns"].as_f64().is_some(), "{text}");
+    assert_eq!(summary["run"]["ranks"], 2);
+    assert_eq!(
+        summary["results"],
+        direct_results(&overrides),
+        "the resumed job's results differ from an uninterrupted run\n{text}"
+    );
+}

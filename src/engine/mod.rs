@@ -71,6 +71,8 @@ pub enum Ending {
     Idle,
     /// The next event is at or after the requested stop time.
     Stopped,
+    /// A rank asked to pause (a wall-time checkpoint or a signal: see `run_until`).
+    Interrupted,
 }
 
 /// This rank's partitions (in increasing id order), their outboxes, and how to run them.
@@ -85,6 +87,10 @@ pub struct Engine<'a> {
     pub comm: &'a dyn Comm,
     pub pool: Option<&'a rayon::ThreadPool>,
     pub stats: LoopStats,
+    /// The start of the next window as last agreed by the ranks (every event before it has
+    /// been processed, none at or after it): where a stopped run stands, the time of its
+    /// checkpoint. `NEVER_PS` once nothing is left.
+    pub boundary_ps: u64,
     /// Index in `parts` of each partition of the plan (`usize::MAX`: another rank's).
     local_index: Vec<usize>,
     /// The other ranks whose partitions share cut links with this rank's, ascending: the
@@ -123,6 +129,7 @@ impl<'a> Engine<'a> {
             comm,
             pool,
             stats: LoopStats::default(),
+            boundary_ps: 0,
             local_index,
             neighbor_ranks,
         }
@@ -135,7 +142,20 @@ impl<'a> Engine<'a> {
     pub fn run(
         &mut self,
         stop_ps: u64,
+        on_progress: Option<&mut dyn FnMut(ProgressSample)>,
+    ) -> Ending {
+        self.run_until(stop_ps, on_progress, &|| false)
+    }
+
+    /// [`Engine::run`], and also returns [`Ending::Interrupted`] at the first window boundary
+    /// where `pause` is true on any rank: the request travels in the allreduce that finds the
+    /// next window, so every rank stops at the same boundary (`pause` may differ by rank: a
+    /// signal reaches one process, rank 0's clock decides wall-time checkpoints).
+    pub fn run_until(
+        &mut self,
+        stop_ps: u64,
         mut on_progress: Option<&mut dyn FnMut(ProgressSample)>,
+        pause: &dyn Fn() -> bool,
     ) -> Ending {
         loop {
             let sync_start = Instant::now();
@@ -147,8 +167,10 @@ impl<'a> Engine<'a> {
                 .unwrap_or(NEVER_PS);
             let local_done = self.parts.iter().all(|p| p.workload_done()) as u64;
             let reduce_start = Instant::now();
-            let g = self.comm.min_u64s(&[local_min, local_done]);
-            let (t, done) = (g[0], g[1] == 1);
+            let go_on = !pause() as u64;
+            let g = self.comm.min_u64s(&[local_min, local_done, go_on]);
+            let (t, done, paused) = (g[0], g[1] == 1, g[2] == 0);
+            self.boundary_ps = t;
             self.stats.reduce_wall_s += reduce_start.elapsed().as_secs_f64();
             self.stats.sync_wall_s += sync_start.elapsed().as_secs_f64();
             let ending = if done {
@@ -157,6 +179,8 @@ impl<'a> Engine<'a> {
                 Some(Ending::Idle)
             } else if t >= stop_ps {
                 Some(Ending::Stopped)
+            } else if paused {
+                Some(Ending::Interrupted)
             } else {
                 None
             };

@@ -11,7 +11,7 @@ use super::plan::{Plan, NOT_CUT, VARIES};
 use super::queue::EventQueue;
 use crate::metrics::{Metrics, StageStats};
 use crate::model::Model;
-use crate::net::event::{Event, Scheduler, What};
+use crate::net::event::{Event, Scheduler, TimerKind, What};
 use crate::net::host::Host;
 use crate::net::switch::Switch;
 use crate::packet::{Packet, PacketKind};
@@ -193,6 +193,14 @@ impl Partition {
             sink.now_ps = ev.time_ps;
             let local = plan.node_local[ev.node() as usize] as usize;
             node_events[local] += 1;
+            if let What::Timer {
+                kind: TimerKind::RlbSlot,
+                gen,
+                ..
+            } = ev.what
+            {
+                plan_rack_if_due(m, plan, *id, nodes, ev.node(), gen, ev.time_ps);
+            }
             dispatch(m, ev, &mut nodes[local], &mut sink, metrics);
         }
         metrics.counters.events += events;
@@ -308,6 +316,72 @@ fn sample_through(m: &Model, nodes: &[Node], mx: &mut Metrics, next: &mut u64, n
         *next += 1;
     }
     *next * series.interval_ps
+}
+
+/// Opera RotorLB with rack planning: when the slot timer of `host` (generation `gen`) is the
+/// first of its rack's to fire for the superslice starting at `now_ps`, plans every host of
+/// the rack together (`net::rotorlb::plan_superslice`), as the authors' central planner.
+/// A rack's hosts are all in one partition (plans cut Opera by racks), and the first timer
+/// is the same for any split (events at one time run in key order), so the plan is too.
+fn plan_rack_if_due(
+    m: &Model,
+    plan: &Plan,
+    part: u32,
+    nodes: &mut [Node],
+    host: NodeId,
+    gen: u32,
+    now_ps: u64,
+) {
+    let Some(o) = m.fabric.opera() else {
+        return;
+    };
+    let Node::Host(h) = &mut nodes[plan.node_local[host as usize] as usize] else {
+        return;
+    };
+    if !h
+        .rotorlb_mut()
+        .is_some_and(|r| r.needs_rack_plan(m, now_ps, gen))
+    {
+        return;
+    }
+    let d = o.hosts_per_rack();
+    let first = host / d * d;
+    let mut local: Vec<usize> = (first..first + d)
+        .map(|h| {
+            assert_eq!(
+                plan.node_part[h as usize], part,
+                "host {h} is in its rack's partition"
+            );
+            plan.node_local[h as usize] as usize
+        })
+        .collect();
+    local.sort_unstable();
+    let mut rack: Vec<(NodeId, &mut crate::net::rotorlb::RotorLb)> = disjoint_mut(nodes, &local)
+        .into_iter()
+        .filter_map(|n| match n {
+            Node::Host(h) => {
+                let id = h.id;
+                h.rotorlb_mut().map(|r| (id, r))
+            }
+            Node::Switch(_) => None,
+        })
+        .collect();
+    rack.sort_unstable_by_key(|(id, _)| *id);
+    crate::net::rotorlb::plan_superslice(m, &mut rack, now_ps);
+}
+
+/// Mutable references to the elements of `items` at the increasing indices `sorted`.
+fn disjoint_mut<'a, T>(mut items: &'a mut [T], sorted: &[usize]) -> Vec<&'a mut T> {
+    let mut out = Vec::with_capacity(sorted.len());
+    let mut base = 0;
+    for &i in sorted {
+        let rest = std::mem::take(&mut items);
+        let (x, tail) = rest[i - base..].split_first_mut().expect("index in range");
+        out.push(x);
+        items = tail;
+        base = i + 1;
+    }
+    out
 }
 
 /// Hands one event to its node.

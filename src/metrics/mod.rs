@@ -82,6 +82,9 @@ pub struct Counters {
     /// RotorLB packets bounced by a ToR whose uplink no longer led to their rack (stale),
     /// returned to the host that sent them.
     pub rlb_bounced: u64,
+    /// Of those, bounced before their transmission began (their circuit was gone when their
+    /// turn came: they waited behind low-latency traffic past their slot).
+    pub rlb_stale: u64,
     /// RotorLB packets a host started sending while its rotor did not connect its rack to
     /// the packet's next rack (checked at the source ToR; the design keeps this 0).
     pub rlb_off_circuit: u64,
@@ -134,6 +137,7 @@ impl Counters {
         self.rlb_relayed += o.rlb_relayed;
         self.rlb_rejected += o.rlb_rejected;
         self.rlb_bounced += o.rlb_bounced;
+        self.rlb_stale += o.rlb_stale;
         self.rlb_off_circuit += o.rlb_off_circuit;
         self.first_send_ps = self.first_send_ps.min(o.first_send_ps);
         self.last_ack_ps = self.last_ack_ps.max(o.last_ack_ps);
@@ -189,17 +193,6 @@ pub fn merge_indexed(acc: &mut Vec<Histogram<u64>>, o: &[Histogram<u64>]) {
     }
 }
 
-/// Records `ns` in phase `phase`'s histogram of a partition's per-phase list, growing the
-/// list with growing histograms.
-#[inline]
-pub fn record_phase_ns(hists: &mut Vec<Histogram<u64>>, phase: u8, ns: u64) {
-    let i = phase as usize;
-    if hists.len() <= i {
-        hists.resize_with(i + 1, new_recording_histogram);
-    }
-    record_ns(&mut hists[i], ns);
-}
-
 #[derive(Serialize, Deserialize)]
 pub struct Metrics {
     pub counters: Counters,
@@ -224,6 +217,9 @@ pub struct Metrics {
     /// FCT of completed flows by size bin (`fct_bins.rs`), in ns, grown on first use.
     #[serde(with = "histogram_wire::serde_v2_vec")]
     pub fct_by_size_ns: Vec<Histogram<u64>>,
+    /// FCT of each phase's completed flows, in ns, indexed like `phases`.
+    #[serde(with = "histogram_wire::serde_v2_vec")]
+    pub phase_fct_ns: Vec<Histogram<u64>>,
 }
 
 impl Default for Metrics {
@@ -238,6 +234,7 @@ impl Default for Metrics {
             phases: Vec::new(),
             phase_latency_ns: Vec::new(),
             fct_by_size_ns: Vec::new(),
+            phase_fct_ns: Vec::new(),
         }
     }
 }
@@ -255,6 +252,7 @@ impl Metrics {
             phases: Vec::new(),
             phase_latency_ns: Vec::new(),
             fct_by_size_ns: Vec::new(),
+            phase_fct_ns: Vec::new(),
         }
     }
 
@@ -271,6 +269,7 @@ impl Metrics {
         phases::merge(&mut self.phases, &o.phases);
         self.merge_phase_latency(&o.phase_latency_ns);
         merge_indexed(&mut self.fct_by_size_ns, &o.fct_by_size_ns);
+        merge_indexed(&mut self.phase_fct_ns, &o.phase_fct_ns);
     }
 
     /// Adds per-phase latency histograms into this (merged) `Metrics`, growing it with

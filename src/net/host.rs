@@ -7,6 +7,7 @@
 //! pulls for the flows it receives (`pull_queue.rs`) and grants its own flows credit for
 //! the pulls it receives.
 
+use super::completion::{record_completion, record_send};
 use super::event::{Scheduler, TimerKind, TimerSeq, TimerSlot};
 use super::link::{finish_tx, start_tx};
 use super::nic::{Nic, Pick};
@@ -15,9 +16,7 @@ use super::rotorlb::RotorLb;
 use super::sent_flows::SentFlows;
 use super::triggers::Triggers;
 use crate::lb::{Feedback, FlowPath, SubflowLoads};
-use crate::metrics::{
-    fct_bins, phases, record_indexed_ns, record_ns, record_phase_ns, CwndPoint, FlowEvent, Metrics,
-};
+use crate::metrics::{record_indexed_ns, record_ns, CwndPoint, FlowEvent, Metrics};
 use crate::model::Model;
 use crate::packet::{flags, flow_index, flow_src, FlowId, Packet, PacketKind, NO_VIA};
 use crate::rng::{stream, Purpose};
@@ -142,6 +141,11 @@ struct Reply {
 }
 
 impl Host {
+    /// Opera: this host's RotorLB state (None on other fabrics).
+    pub fn rotorlb_mut(&mut self) -> Option<&mut RotorLb> {
+        self.rlb.as_deref_mut()
+    }
+
     pub fn new(m: &Model, id: NodeId) -> Host {
         Host {
             id,
@@ -454,20 +458,7 @@ impl Host {
                 Start::At(t) => t,
                 Start::After { .. } => self.triggers.completed(i).expect("started on a trigger"),
             };
-            let fct_ns = (now_ps - start) / PS_PER_NS;
-            record_ns(&mut mx.fct_ns, fct_ns);
-            if !m.fct_bins_bytes.is_empty() {
-                let bin = fct_bins::bin_of(&m.fct_bins_bytes, flow.bytes);
-                record_indexed_ns(&mut mx.fct_by_size_ns, bin, fct_ns);
-            }
-            c.flows_completed += 1;
-            c.last_ack_ps = c.last_ack_ps.max(now_ps);
-            if let Some(phase) = m.workload.phase_of(self.id, i) {
-                let p = phases::entry(&mut mx.phases, phase);
-                p.last_ack_ps = p.last_ack_ps.max(now_ps);
-                p.bytes += flow.bytes;
-                p.flows_completed += 1;
-            }
+            record_completion(mx, m, (self.id, i), &flow, start, now_ps);
             self.completed += 1;
             m.lb.host
                 .end_flow(&m.fabric, &f.path, &mut self.subflow_loads);
@@ -822,6 +813,7 @@ impl Host {
                     let begin = self.nic.start_time(now_ps);
                     let rlb = self.rlb.as_deref_mut();
                     if let Some(p) = rlb.and_then(|r| r.next_packet(begin, &mut mx.counters)) {
+                        record_send(mx, m, (p.src, p.flow_index), begin);
                         break p;
                     }
                     let rlb_due = self.rlb.as_ref().and_then(|r| r.next_due_ps(begin));
@@ -916,11 +908,7 @@ impl Host {
         let c = &mut mx.counters;
         c.data_sent += 1;
         c.retransmissions += send.retransmission as u64;
-        c.first_send_ps = c.first_send_ps.min(begin);
-        if let Some(phase) = m.workload.phase_of(self.id, i) {
-            let p = phases::entry(&mut mx.phases, phase);
-            p.first_send_ps = p.first_send_ps.min(begin);
-        }
+        record_send(mx, m, (self.id, i), begin);
         Some(Packet {
             sent_ps: begin,
             flow_index: i,
@@ -1051,6 +1039,6 @@ fn record_latency(
     let ns = (now_ps - pkt.sent_ps) / PS_PER_NS;
     record_ns(latency_ns, ns);
     if let Some(phase) = m.workload.phase_of(pkt.src, pkt.flow_index) {
-        record_phase_ns(phase_latency_ns, phase, ns);
+        record_indexed_ns(phase_latency_ns, phase as usize, ns);
     }
 }

@@ -1,6 +1,7 @@
 //! Nodes and what moves between them: events, output ports and their queue discipline,
 //! links, switches, and hosts (NIC and the transports of their flows).
 
+pub(crate) mod completion;
 pub mod event;
 pub mod host;
 pub(crate) mod link;

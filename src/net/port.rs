@@ -106,6 +106,28 @@ impl Port {
         Some(pkt)
     }
 
+    /// The bulk packet the port serves next after the one on the wire, if nothing of higher
+    /// priority waits: the packet a RotorLB check may take off before it starts.
+    pub fn next_bulk(&self) -> Option<&Packet> {
+        let on_wire = |q: Serving| (self.busy && self.serving == q) as usize;
+        let ahead =
+            self.ctrl.len() - on_wire(Serving::Ctrl) + self.queue.len() - on_wire(Serving::Fifo);
+        (ahead == 0)
+            .then(|| self.bulk.get(on_wire(Serving::Bulk)))
+            .flatten()
+    }
+
+    /// Removes the packet [`Port::next_bulk`] returns.
+    pub fn remove_next_bulk(&mut self, now_ps: u64) -> Packet {
+        debug_assert!(self.next_bulk().is_some());
+        self.account(now_ps);
+        let i = (self.busy && self.serving == Serving::Bulk) as usize;
+        let pkt = self.bulk.remove(i).expect("a next bulk packet");
+        self.bulk_bytes -= pkt.size_bytes as u64;
+        self.queued_bytes -= pkt.size_bytes as u64;
+        pkt
+    }
+
     /// Chooses the next packet to serve (control first, bulk last) and returns it; the port
     /// must be idle and hold a packet.
     #[inline]
@@ -209,6 +231,34 @@ mod tests {
         assert_eq!(port.pop(6, 10).size_bytes, 64);
         assert_eq!(port.begin_service().size_bytes, 800);
         assert_eq!((port.queued_bytes, port.ctrl_bytes), (800, 0));
+    }
+
+    #[test]
+    fn the_next_bulk_packet_is_the_one_behind_the_wire_with_nothing_else_waiting() {
+        let mut port = Port::default();
+        port.push_bulk(test_packet(PacketKind::Data, 1500), 0);
+        port.push_bulk(test_packet(PacketKind::Data, 1400), 0);
+        assert_eq!(port.next_bulk().unwrap().size_bytes, 1500);
+        port.begin_service();
+        assert_eq!(
+            port.next_bulk().unwrap().size_bytes,
+            1400,
+            "behind the one on the wire"
+        );
+        port.push(test_packet(PacketKind::Data, 1000), 0);
+        assert!(port.next_bulk().is_none(), "the FIFO goes first");
+        port.pop(10, 1);
+        assert!(port.next_bulk().is_none());
+        port.begin_service();
+        assert_eq!(
+            port.next_bulk().unwrap().size_bytes,
+            1400,
+            "FIFO's last one on the wire"
+        );
+        let p = port.remove_next_bulk(20);
+        assert_eq!(p.size_bytes, 1400);
+        assert_eq!((port.bulk_bytes, port.queued_bytes), (0, 1000));
+        assert!(port.next_bulk().is_none());
     }
 
     #[test]

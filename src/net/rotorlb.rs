@@ -2,27 +2,36 @@
 //! RotorLB"; classification and packet marks in `transport/rotor.rs`).
 //!
 //! A bulk flow's packets wait in its host's per-destination queues until a direct circuit
-//! to the destination's rack exists. At the start of every superslice (the host's
-//! `RlbSlot` timer) the host plans, for each rotor c that just came up (one per group: the
-//! rotor that reconfigured at the end of the previous superslice), with D = the rack c's
-//! new matching pairs its rack with, a slot of `slot_ps` = (u/G − 1)·superslice + ε and a
-//! budget of `max_pkts` packets (its 1/u share of the uplink over the slot):
+//! to the destination's rack exists. At the start of every superslice the rack's hosts are
+//! planned, for each rotor c that just came up (one per group: the rotor that reconfigured
+//! at the end of the previous superslice), with D = the rack c's new matching pairs the rack
+//! with; each host gets a slot of `slot_ps` = (u/G − 1)·superslice + ε and a budget of
+//! `max_pkts` packets (its 1/u share of the uplink over the slot):
 //! 1. relayed ("non-local") packets it holds for hosts of D, at most `cap_pkts` = max_pkts/d
 //!    per destination host;
-//! 2. its own (local) packets for hosts of D, water-filled over them, each capped at
-//!    `cap_pkts` minus step 1's packets to it;
-//! 3. with `valiant`, what is left (and what the hosts of D can still take, `cap_pkts` each)
-//!    to intermediates in D for its queues to other racks: water-filled over those queues
-//!    (each asking at most 2·cap_pkts), spread round-robin over D's hosts.
+//! 2. its own (local) packets for hosts of D, by 2-D water-filling over the rack's senders
+//!    and D's receivers (`transport::rotor::fair_share_2d`, the authors' `fairshare2d`):
+//!    at most what is left of each sender's budget and of each receiver's room;
+//! 3. with `valiant`, what is left (and what the hosts of D can still take) to
+//!    intermediates in D for its queues to other racks, senders in a rotating order: each
+//!    water-fills over those queues (each asking at most d·2·cap_pkts, what D's d
+//!    intermediates may hold together for one receiver), spread round-robin over D's hosts
+//!    (so each is offered at most about its 2·cap_pkts per receiver).
 //!
-//! Deviations from the authors' central `RlbMaster`, which sees every host's queues:
-//! - step 2's receive cap: the simulator water-fills over all senders of the rack and all
-//!   receivers of D at once (2-D); a host cannot see the other senders' queues, so each
-//!   sender takes the receiver's fair share among the d senders, `cap_pkts` per receiver;
-//! - the intermediate's acceptance (phase 2: at most 2·max_pkts/d − what it holds for that
-//!   destination) cannot be checked by the sender: the intermediate checks it when the
-//!   packet arrives and refuses the excess with a control packet (a NACK, routed as
-//!   low-latency traffic) that puts the packet back at the front of the sender's queue.
+//! Who plans (`topology.opera.rlb_planning`): `"rack"` (default) plans all of a rack's
+//! hosts together, as the authors' central `RlbMaster`, which sees every host's queues: the
+//! engine calls [`plan_superslice`] with the rack's hosts at the first of their `RlbSlot`
+//! timers in that superslice (a rack is never split across partitions, and timers at one
+//! time run in key order, so the plan does not depend on the split); a receiver's room is
+//! `max_pkts` shared by the rack's senders. `"host"` plans each host alone at its own timer,
+//! a receiver's room split evenly among the d senders (`cap_pkts` each), which wastes it when
+//! fewer senders need it.
+//!
+//! Deviation from `RlbMaster`: the intermediate's acceptance (phase 2: at most
+//! 2·max_pkts/d − what it holds for that destination) cannot be checked by the sender (the
+//! intermediate is in another rack, possibly another rank): the intermediate checks it when
+//! the packet arrives and refuses the excess with a control packet (a NACK, routed as
+//! low-latency traffic) that puts the packet back at the front of the sender's queue.
 //!
 //! Committed packets are paced evenly over the slot (the k-th of n at start + k·slot/n) into
 //! the uplink of rotor c, at the NIC's lowest priority (after ACKs/NACKs and low-latency
@@ -42,7 +51,7 @@ use super::event::{Scheduler, TimerKind, TimerSeq, TimerSlot};
 use super::link::{discard_tx, start_tx};
 use super::nic::Nic;
 use super::Port;
-use crate::metrics::{fct_bins, phases, record_indexed_ns, record_ns, Counters, Metrics};
+use crate::metrics::{record_ns, Counters, Metrics};
 use crate::model::Model;
 use crate::packet::{FlowId, Packet, PacketKind, NO_VIA};
 use crate::time::{NEVER_PS, PS_PER_NS};
@@ -165,33 +174,33 @@ impl RotorLb {
             return false;
         }
         self.slot.clear();
-        self.start_superslice(m, me, now_ps);
+        if params(m).rack_planning {
+            assert!(
+                self.planned_at(m, now_ps),
+                "host {me}: its rack was planned at the first of its hosts' slot timers"
+            );
+        } else {
+            plan_superslice(m, &mut [(me, self)], now_ps);
+        }
         true
     }
 
-    /// A superslice starts at `now_ps`: returns what ended slots left and plans the slots of
-    /// the rotor(s) that just came up (once per superslice).
+    /// Whether this host's plan for the superslice starting at `now_ps` is made.
+    fn planned_at(&self, m: &Model, now_ps: u64) -> bool {
+        self.planned == Some(now_ps / opera(m).opera().timing().superslice_ps())
+    }
+
+    /// Whether this host's slot timer event of generation `gen`, firing at `now_ps`, is the
+    /// first of its rack's for this superslice under rack planning: the engine then plans
+    /// the whole rack ([`plan_superslice`]) before handing the event to the host.
+    pub fn needs_rack_plan(&self, m: &Model, now_ps: u64, gen: u32) -> bool {
+        params(m).rack_planning && self.slot.fires(gen) && !self.planned_at(m, now_ps)
+    }
+
+    /// A superslice starts at `now_ps`: plans this host alone (its rack's other hosts idle).
+    #[cfg(test)]
     fn start_superslice(&mut self, m: &Model, me: NodeId, now_ps: u64) {
-        let sched = opera(m).opera().schedule();
-        let t = sched.timing().superslice_ps();
-        assert_eq!(now_ps % t, 0, "RotorLB slots start with a superslice");
-        let abs = now_ps / t;
-        if self.planned == Some(abs) {
-            return;
-        }
-        self.planned = Some(abs);
-        self.return_leftovers(m, me, now_ps);
-        let n = sched.superslices();
-        let s = (abs % n as u64) as usize;
-        let mut up = [0usize; crate::topology::opera::MAX_UPLINKS];
-        let mut count = 0;
-        for rotor in sched.reconfiguring((s + n - 1) % n) {
-            up[count] = rotor;
-            count += 1;
-        }
-        for &rotor in &up[..count] {
-            self.plan(m, me, rotor, s, now_ps);
-        }
+        plan_superslice(m, &mut [(me, self)], now_ps);
     }
 
     /// Puts what slots that have ended did not send back at the front of its queues.
@@ -233,81 +242,44 @@ impl RotorLb {
         }
     }
 
-    /// Commits packets to `rotor`, which came up at the start of superslice `s` (`now_ps`).
-    fn plan(&mut self, m: &Model, me: NodeId, rotor: usize, s: usize, now_ps: u64) {
-        let (o, p) = (opera(m), params(m));
-        let d = o.hosts_per_rack();
-        let my_rack = me / d;
-        let peer = o.opera().matching(rotor, s)[my_rack as usize];
-        if peer == my_rack {
-            return; // the self-loop: an idle uplink
-        }
-        let mut commit = std::mem::take(&mut self.commits[rotor]);
-        assert!(
-            commit.pkts.is_empty(),
-            "rotor {rotor}'s last slot has ended"
-        );
-        let first = peer * d;
-        let cap = p.cap_pkts;
-        let mut budget = p.max_pkts;
-        let mut to_host = vec![0u32; d as usize];
-        // 1. Relayed packets for hosts of the peer rack first.
-        for j in 0..d {
-            let Some(q) = self.nonlocal.get_mut(&(first + j)) else {
+    /// Step 1: commits the relayed packets this host holds for hosts of the rack starting at
+    /// host `first`, at most `cap` per receiver, within `row_left` and each receiver's
+    /// `col_left`.
+    fn commit_relayed(
+        &mut self,
+        me: NodeId,
+        rotor: usize,
+        (first, cap): (u32, u32),
+        row_left: &mut u32,
+        col_left: &mut [u32],
+        commit: &mut Commit,
+    ) {
+        for (j, left) in col_left.iter_mut().enumerate() {
+            let to = first + j as u32;
+            let Some(q) = self.nonlocal.get_mut(&to) else {
                 continue;
             };
-            let n = (q.len() as u32).min(cap).min(budget);
+            let n = (q.len() as u32).min(cap).min(*row_left).min(*left);
             for mut pkt in q.drain(..n as usize) {
-                pkt.dst = first + j;
+                pkt.dst = to;
                 pkt.ack = me;
                 pkt.via = rotor::relay_via(rotor, pkt.via);
                 commit.pkts.push_back(pkt);
             }
             if q.is_empty() {
-                self.nonlocal.remove(&(first + j));
+                self.nonlocal.remove(&to);
             }
-            to_host[j as usize] += n;
-            budget -= n;
+            *left -= n;
+            *row_left -= n;
             self.waiting -= n as u64;
         }
-        // 2. Direct local traffic, water-filled over the peer rack's hosts.
-        let demands: Vec<u32> = (0..d)
-            .map(|j| {
-                let queued = self.local.get(&(first + j)).map_or(0, |q| q.pkts);
-                queued.min(cap - to_host[j as usize])
-            })
-            .collect();
-        let (mut order, mut alloc) = (Vec::new(), vec![0u32; d as usize]);
-        budget -= water_fill(&demands, budget, &mut order, &mut alloc);
-        for j in 0..d {
-            let n = alloc[j as usize];
-            self.take_local(m, me, first + j, first + j, n, rotor, &mut commit.pkts);
-            to_host[j as usize] += n;
-        }
-        // 3. Valiant: spare capacity to intermediates in the peer rack.
-        let room: u32 = to_host.iter().map(|&n| cap - n).sum();
-        if p.valiant && budget.min(room) > 0 {
-            self.offer_relays(
-                m,
-                me,
-                peer,
-                budget.min(room),
-                &mut to_host,
-                rotor,
-                &mut commit,
-            );
-        }
-        let n = commit.pkts.len() as u64;
-        commit.start_ps = now_ps;
-        commit.end_ps = now_ps + p.slot_ps;
-        commit.interval_ps = p.slot_ps.checked_div(n).unwrap_or(0);
-        commit.sent = 0;
-        self.commits[rotor] = commit;
     }
 
     /// Step 3: water-fills `budget` over this host's queues to racks other than its own and
-    /// `peer` (each asking at most 2·cap, what an intermediate may hold for one receiver),
-    /// and spreads each queue's share round-robin over the peer rack's hosts with room.
+    /// `peer` (each asking at most d·2·cap, what the peer rack's d intermediates may hold
+    /// together for one receiver),
+    /// and spreads each queue's share round-robin over the peer rack's hosts with room
+    /// (`col_left`, which it lowers; `budget` is at most their sum).
     #[allow(clippy::too_many_arguments)]
     fn offer_relays(
         &mut self,
@@ -315,7 +287,7 @@ impl RotorLb {
         me: NodeId,
         peer: u32,
         budget: u32,
-        to_host: &mut [u32],
+        col_left: &mut [u32],
         rotor: usize,
         commit: &mut Commit,
     ) {
@@ -326,19 +298,19 @@ impl RotorLb {
             .local
             .iter()
             .filter(|(&k, _)| k / d != mine && k / d != peer)
-            .map(|(&k, q)| (k, q.pkts.min(2 * cap)))
+            .map(|(&k, q)| (k, q.pkts.min(2 * cap * d)))
             .unzip();
         let (mut order, mut alloc) = (Vec::new(), vec![0u32; dsts.len()]);
         water_fill(&demands, budget, &mut order, &mut alloc);
         let mut j = 0usize;
         for (&k, &n) in dsts.iter().zip(&alloc) {
             for _ in 0..n {
-                while to_host[j] >= cap {
-                    j = (j + 1) % to_host.len();
+                while col_left[j] == 0 {
+                    j = (j + 1) % col_left.len();
                 }
                 self.take_local(m, me, k, first + j as u32, 1, rotor, &mut commit.pkts);
-                to_host[j] += 1;
-                j = (j + 1) % to_host.len();
+                col_left[j] -= 1;
+                j = (j + 1) % col_left.len();
             }
         }
     }
@@ -410,7 +382,6 @@ impl RotorLb {
         pkt.sent_ps = begin_ps;
         c.data_sent += 1;
         c.rlb_sent += 1;
-        c.first_send_ps = c.first_send_ps.min(begin_ps);
         Some(pkt)
     }
 
@@ -527,22 +498,115 @@ impl RotorLb {
         let Start::At(start) = flow.start else {
             unreachable!("bulk flows start at fixed times (RotorParams::build)")
         };
-        let fct_ns = (now_ps - start) / PS_PER_NS;
-        record_ns(&mut mx.fct_ns, fct_ns);
-        if !m.fct_bins_bytes.is_empty() {
-            let bin = fct_bins::bin_of(&m.fct_bins_bytes, flow.bytes);
-            record_indexed_ns(&mut mx.fct_by_size_ns, bin, fct_ns);
-        }
-        let c = &mut mx.counters;
-        c.flows_completed += 1;
-        c.last_ack_ps = c.last_ack_ps.max(now_ps);
-        if let Some(phase) = m.workload.phase_of(pkt.src, pkt.flow_index) {
-            let p = phases::entry(&mut mx.phases, phase);
-            p.last_ack_ps = p.last_ack_ps.max(now_ps);
-            p.bytes += flow.bytes;
-            p.flows_completed += 1;
-        }
+        let src_flow = (pkt.src, pkt.flow_index);
+        super::completion::record_completion(mx, m, src_flow, &flow, start, now_ps);
         true
+    }
+}
+
+/// A superslice starts at `now_ps` for `hosts` (ascending ids, all of one rack; those
+/// already planned for it are skipped): returns what their ended slots left and plans the
+/// slots of the rotor(s) that just came up (once per superslice). With
+/// `topology.opera.rlb_planning = "rack"` the engine passes every host of the rack at the
+/// first of their slot timers (`rack_hook`), as the authors' central planner, which sees
+/// every host's queues; with `"host"` each host alone at its own timer.
+pub fn plan_superslice(m: &Model, hosts: &mut [(NodeId, &mut RotorLb)], now_ps: u64) {
+    let sched = opera(m).opera().schedule();
+    let t = sched.timing().superslice_ps();
+    assert_eq!(now_ps % t, 0, "RotorLB slots start with a superslice");
+    let abs = now_ps / t;
+    let mut todo: Vec<(NodeId, &mut RotorLb)> = hosts
+        .iter_mut()
+        .filter(|(_, r)| r.planned != Some(abs))
+        .map(|(me, r)| (*me, &mut **r))
+        .collect();
+    if todo.is_empty() {
+        return;
+    }
+    for (me, r) in todo.iter_mut() {
+        r.planned = Some(abs);
+        r.return_leftovers(m, *me, now_ps);
+    }
+    let n = sched.superslices();
+    let s = (abs % n as u64) as usize;
+    for rotor in sched.reconfiguring((s + n - 1) % n) {
+        plan_rotor(m, &mut todo, rotor, s, (now_ps, abs));
+    }
+}
+
+/// Commits packets of `hosts` (one rack) to `rotor`, which came up at the start of
+/// superslice `s` (at `now_ps`, superslice `abs` counted from 0): steps 1-3 of the module
+/// notes, with a receive cap per host of the peer rack of `max_pkts` shared by the senders
+/// planned together (rack planning), or `cap_pkts` (= max_pkts / d) per sender planned
+/// alone (host planning, which cannot see the others' queues).
+fn plan_rotor(
+    m: &Model,
+    hosts: &mut [(NodeId, &mut RotorLb)],
+    rotor: usize,
+    s: usize,
+    (now_ps, abs): (u64, u64),
+) {
+    let (o, p) = (opera(m), params(m));
+    let d = o.hosts_per_rack();
+    let my_rack = hosts[0].0 / d;
+    assert!(hosts.iter().all(|(h, _)| h / d == my_rack), "one rack");
+    let peer = o.opera().matching(rotor, s)[my_rack as usize];
+    if peer == my_rack {
+        return; // the self-loop: an idle uplink
+    }
+    let (first, n) = (peer * d, hosts.len());
+    let col_cap = match p.rack_planning {
+        true => p.max_pkts,
+        false => p.cap_pkts,
+    };
+    let mut row_left = vec![p.max_pkts; n];
+    let mut col_left = vec![col_cap; d as usize];
+    let mut commits: Vec<Commit> = hosts
+        .iter_mut()
+        .map(|(_, r)| std::mem::take(&mut r.commits[rotor]))
+        .collect();
+    assert!(
+        commits.iter().all(|c| c.pkts.is_empty()),
+        "rotor {rotor}'s last slot has ended"
+    );
+    // 1. Relayed packets for hosts of the peer rack first.
+    for (i, (me, r)) in hosts.iter_mut().enumerate() {
+        let (row, commit) = (&mut row_left[i], &mut commits[i]);
+        r.commit_relayed(*me, rotor, (first, p.cap_pkts), row, &mut col_left, commit);
+    }
+    // 2. Direct local traffic, water-filled over senders and receivers.
+    let mut demands: Vec<u32> = hosts
+        .iter()
+        .flat_map(|(_, r)| (0..d).map(move |j| r.local.get(&(first + j)).map_or(0, |q| q.pkts)))
+        .collect();
+    let mut alloc = vec![0u32; demands.len()];
+    rotor::fair_share_2d(&mut demands, &mut row_left, &mut col_left, &mut alloc);
+    for (i, (me, r)) in hosts.iter_mut().enumerate() {
+        for j in 0..d {
+            let k = alloc[i * d as usize + j as usize];
+            r.take_local(m, *me, first + j, first + j, k, rotor, &mut commits[i].pkts);
+        }
+    }
+    // 3. Valiant: spare capacity to intermediates in the peer rack, senders in an order
+    // that rotates with the superslice so none is always first.
+    if p.valiant {
+        for k in 0..n {
+            let i = (k + abs as usize) % n;
+            let room: u32 = col_left.iter().sum();
+            let budget = row_left[i].min(room);
+            if budget > 0 {
+                let (me, r) = &mut hosts[i];
+                r.offer_relays(m, *me, peer, budget, &mut col_left, rotor, &mut commits[i]);
+            }
+        }
+    }
+    for ((_, r), mut commit) in hosts.iter_mut().zip(commits) {
+        let pkts = commit.pkts.len() as u64;
+        commit.start_ps = now_ps;
+        commit.end_ps = now_ps + p.slot_ps;
+        commit.interval_ps = p.slot_ps.checked_div(pkts).unwrap_or(0);
+        commit.sent = 0;
+        r.commits[rotor] = commit;
     }
 }
 
@@ -601,8 +665,11 @@ pub(crate) fn tor_forward<S: Scheduler>(
 
 /// At the end of a transmission on uplink `p` of ToR `tor`: if the packet on the wire is a
 /// RotorLB packet whose circuit no longer leads to its rack (stale, or dark), takes it off
-/// and bounces it (a header-sized packet) down to the host that sent it on this leg.
-/// Returns whether it did.
+/// and bounces it (a header-sized packet) down to the host that sent it on this leg; then
+/// bounces the bulk packets that would start next while stale (they would hold the wire for
+/// nothing: behind low-latency traffic, a slot's packets can outlive its circuit).
+/// Returns whether it took the packet on the wire off.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn bounce_if_stale<S: Scheduler>(
     m: &Model,
     o: &OperaFabric,
@@ -611,16 +678,36 @@ pub(crate) fn bounce_if_stale<S: Scheduler>(
     p: u16,
     now_ps: u64,
     out: &mut S,
+    c: &mut Counters,
 ) -> bool {
-    let w = ports[p as usize].on_wire();
-    if !rotor::is_rlb(w.via) {
-        return false;
+    let stale = |pkt: &Packet| {
+        let target = o.num_hosts() + pkt.dst / o.hosts_per_rack();
+        rotor::is_rlb(pkt.via) && o.peer_at(tor, p, now_ps).map(|x| x.0) != Some(target)
+    };
+    while ports[p as usize].next_bulk().is_some_and(stale) {
+        let pkt = ports[p as usize].remove_next_bulk(now_ps);
+        c.rlb_stale += 1;
+        bounce(m, o, tor, ports, pkt, now_ps, out);
     }
-    let target = o.num_hosts() + w.dst / o.hosts_per_rack();
-    if o.peer_at(tor, p, now_ps).map(|x| x.0) == Some(target) {
+    if !stale(ports[p as usize].on_wire()) {
         return false;
     }
     let pkt = discard_tx(m, tor, p, &mut ports[p as usize], now_ps, out);
+    bounce(m, o, tor, ports, pkt, now_ps, out);
+    true
+}
+
+/// Sends RotorLB packet `pkt`, taken off an uplink of ToR `tor`, back down (header-sized) to
+/// the host that sent it on this leg.
+fn bounce<S: Scheduler>(
+    m: &Model,
+    o: &OperaFabric,
+    tor: NodeId,
+    ports: &mut [Port],
+    pkt: Packet,
+    now_ps: u64,
+    out: &mut S,
+) {
     let mut b = pkt;
     b.size_bytes = m.header_bytes;
     b.via |= BOUNCE;
@@ -637,7 +724,6 @@ pub(crate) fn bounce_if_stale<S: Scheduler>(
     if !port.busy {
         start_tx(m, tor, q, port, now_ps, out);
     }
-    true
 }
 
 #[cfg(test)]
@@ -649,11 +735,16 @@ mod tests {
     /// slot 3 × 23.7 + 20 = 91.1 µs; a full packet holds a host link 1.2 µs (1,500 B at
     /// 10 Gb/s), so max_pkts = ⌊91.1 / (4 × 1.2)⌋ = 18 and cap = 18 / 2 = 9.
     fn model(extra: &str) -> Model {
+        model_with(extra, "")
+    }
+
+    /// [`model`] with `opera` lines in `[topology.opera]`.
+    fn model_with(extra: &str, opera: &str) -> Model {
         let text = format!(
             "seed = 1\n{extra}\n[topology]\nkind = \"opera\"\nracks = 12\nhosts_per_rack = 2\n\
              uplinks = 4\nlink_rate_gbps = 10\nlink_latency_ns = 500\n\
              [topology.tiers.host_tor]\nlatency_ns = 0\n[topology.opera]\nepsilon_ns = 20000\n\
-             reconfig_ns = 2000\n[packet]\npayload_bytes = 1436\nheader_bytes = 64\n\
+             reconfig_ns = 2000\n{opera}\n[packet]\npayload_bytes = 1436\nheader_bytes = 64\n\
              [lb]\npolicy = \"rps\"\n[workload]\nkind = \"shuffle\"\nmessage_bytes = 100000\nbulk = true\n"
         );
         let s = load_scenario_str(&text, "test", std::path::Path::new("."), &[]).unwrap();
@@ -684,6 +775,53 @@ mod tests {
         }
         assert_eq!(c.rlb_sent, sent.len() as u64);
         sent
+    }
+
+    /// Plans rack 0 (hosts 0 and 1) at the first superslice whose new rotor leads to rack 1
+    /// (hosts 2 and 3), host 0 holding a 70-packet flow for `dsts[0]` and host 1 for
+    /// `dsts[1]`, together (`together`) or each alone; returns what host i committed to host
+    /// 2 + j, as `[i][j]`.
+    fn plan_rack_0(m: &Model, dsts: [u32; 2], together: bool) -> [[u32; 2]; 2] {
+        let o = opera(m).opera();
+        let t = o.timing().superslice_ps();
+        let (abs, rotor) = (0..12u64)
+            .find_map(|a| {
+                let s = a as usize;
+                o.reconfiguring((s + 11) % 12)
+                    .find(|&c| o.matching(c, s)[0] == 1)
+                    .map(|c| (a, c))
+            })
+            .expect("rack 0 meets rack 1 once a cycle");
+        let mut r: Vec<RotorLb> = (0..2).map(|_| RotorLb::new(4)).collect();
+        for (x, &dst) in r.iter_mut().zip(&dsts) {
+            x.add_flow(0, dst, m.packets_for(100_000) as u32);
+        }
+        let [r0, r1] = &mut r[..] else { unreachable!() };
+        if together {
+            plan_superslice(m, &mut [(0, r0), (1, r1)], abs * t);
+        } else {
+            plan_superslice(m, &mut [(0, r0)], abs * t);
+            plan_superslice(m, &mut [(1, r1)], abs * t);
+        }
+        let mut got = [[0; 2]; 2];
+        for (i, x) in r.iter().enumerate() {
+            for p in &x.commits[rotor].pkts {
+                got[i][(p.dst - 2) as usize] += 1;
+            }
+        }
+        got
+    }
+
+    #[test]
+    fn rack_planning_gives_a_receiver_s_whole_room_to_the_senders_that_need_it() {
+        // max_pkts 18 per host and slot, cap 9 (= 18 / 2 hosts).
+        let rack = model("");
+        assert_eq!(plan_rack_0(&rack, [2, 3], true), [[18, 0], [0, 18]]);
+        assert_eq!(plan_rack_0(&rack, [2, 2], true), [[9, 0], [9, 0]]);
+        // Planned alone, a host cannot see that the other sends elsewhere: cap each.
+        let host = model_with("", "rlb_planning = \"host\"");
+        assert_eq!(plan_rack_0(&host, [2, 3], false), [[9, 0], [0, 9]]);
+        assert_eq!(plan_rack_0(&host, [2, 2], false), [[9, 0], [9, 0]]);
     }
 
     #[test]

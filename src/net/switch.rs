@@ -272,7 +272,7 @@ impl Switch {
     ) {
         if let Some(o) = m.fabric.opera() {
             if o.is_uplink(self.id, p) {
-                if rotorlb::bounce_if_stale(m, o, self.id, &mut self.ports, p, now_ps, out) {
+                if rotorlb::bounce_if_stale(m, o, self.id, &mut self.ports, p, now_ps, out, c) {
                     return;
                 }
                 count_late(o, self.id, p, self.ports[p as usize].on_wire(), now_ps, c);

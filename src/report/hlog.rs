@@ -49,6 +49,7 @@ pub fn write_hlog(
 /// The run's `latency.hlog`: tags `latency_ns` and `fct_ns`, then one `latency_ns.PHASE`
 /// per phase of a collective, in phase order (one-way latency of the phase's data packets;
 /// empty if none arrived), merged across partitions and ranks like the others; then one
+/// `fct_ns.PHASE` per phase (FCT of its completed flows); then one
 /// `fct_ns.bin_LE_<bytes>` per FCT size bin and `fct_ns.bin_GT_<last edge>` (empty when
 /// no flow of the bin completed; none without `report.fct_bins_bytes`).
 pub fn write_run_hlog(out: &mut impl Write, o: &RunOutput) -> Result<()> {
@@ -59,6 +60,11 @@ pub fn write_run_hlog(out: &mut impl Write, o: &RunOutput) -> Result<()> {
         .iter()
         .map(|name| format!("latency_ns.{name}"))
         .collect();
+    let fct_tags: Vec<String> = o
+        .phase_names
+        .iter()
+        .map(|name| format!("fct_ns.{name}"))
+        .collect();
     let bins = crate::metrics::fct_bins::bins(&o.fct_bins_bytes);
     let bin_tags: Vec<String> = (0..bins)
         .map(|i| crate::metrics::fct_bins::tag(&o.fct_bins_bytes, i))
@@ -66,6 +72,9 @@ pub fn write_run_hlog(out: &mut impl Write, o: &RunOutput) -> Result<()> {
     let mut hists = vec![("latency_ns", &m.latency_ns), ("fct_ns", &m.fct_ns)];
     for (i, tag) in tags.iter().enumerate() {
         hists.push((tag, m.phase_latency_ns.get(i).unwrap_or(&empty)));
+    }
+    for (i, tag) in fct_tags.iter().enumerate() {
+        hists.push((tag, m.phase_fct_ns.get(i).unwrap_or(&empty)));
     }
     for (i, tag) in bin_tags.iter().enumerate() {
         hists.push((tag, m.fct_by_size_ns.get(i).unwrap_or(&empty)));

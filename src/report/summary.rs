@@ -91,6 +91,8 @@ impl Summary {
                 Ending::WorkloadDone => "completed",
                 Ending::Idle => "idle",
                 Ending::Stopped => "end_time",
+                // Never reported: an interrupted run writes a checkpoint instead of outputs.
+                Ending::Interrupted => "interrupted",
             },
             "packets": {
                 "data_sent": c.data_sent,
@@ -151,6 +153,7 @@ impl Summary {
                     "relayed": c.rlb_relayed,
                     "rejected": c.rlb_rejected,
                     "bounced": c.rlb_bounced,
+                    "stale": c.rlb_stale,
                     "off_circuit": c.rlb_off_circuit,
                 },
             });
@@ -160,7 +163,8 @@ impl Summary {
             "wall_s": o.wall_s,
             "setup_wall_s": o.setup_wall_s,
             // Simulation speed: the set-up (model, plan, rho_max's LP) is not simulation.
-            "events_per_s": c.events as f64 / (o.wall_s - o.setup_wall_s).max(1e-9),
+            // A resumed run counts the events this process simulated.
+            "events_per_s": (c.events - o.resumed_events) as f64 / (o.wall_s - o.setup_wall_s).max(1e-9),
             "ranks": o.ranks,
             "threads": o.threads,
             "partitions": o.partitions,
@@ -174,6 +178,9 @@ impl Summary {
             "remote_events": ls.remote_messages,
             "remote_bytes": ls.remote_bytes,
             "peak_rss_bytes": o.peak_rss_bytes,
+            // Wall-time fields above cover this process only; the loop statistics
+            // (windows, *_wall_s) continue those of the run that wrote the checkpoint.
+            "resumed_at_ns": o.resumed_at_ps.map(ns),
             // Where each rank's time went, per window phase (issue 13: the exchange's cost
             // must not grow with the rank count).
             "per_rank": o.rank_loop_stats.iter().enumerate().map(|(r, l)| json!({
@@ -312,11 +319,12 @@ fn bandwidth_tax(o: &RunOutput) -> Value {
     json!(carried as f64 / (payload as f64 + headers))
 }
 
-/// `results.phases`: per phase of a collective, its first send, last ACK, duration (null
-/// until every flow of the phase completed, like `cct_ns`), duration lower bound and the
-/// payload bytes of its completed flows.
+/// `results.phases`: per phase of a collective (or part of a combined workload), its first
+/// send, last ACK, duration (null until every flow of the phase completed, like `cct_ns`),
+/// duration lower bound, the payload bytes of its completed flows and their FCT percentiles.
 fn phases_json(o: &RunOutput) -> Value {
     let done = o.flows_incomplete == 0;
+    let empty = crate::metrics::new_histogram();
     let list: Vec<Value> = o
         .phase_names
         .iter()
@@ -333,6 +341,7 @@ fn phases_json(o: &RunOutput) -> Value {
                 "lower_bound_ns": ns(o.phase_lower_bounds_ps[i]),
                 "bytes": p.bytes,
                 "flows_completed": p.flows_completed,
+                "fct_ns": Percentiles::of(o.metrics.phase_fct_ns.get(i).unwrap_or(&empty)),
             })
         })
         .collect();

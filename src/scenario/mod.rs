@@ -157,6 +157,19 @@ pub struct OperaConfig {
     /// RotorLB offers capacity left after direct traffic to two-hop (Valiant) paths through
     /// hosts of the peer rack.
     pub valiant: bool,
+    /// How RotorLB shares a slot's direct capacity: `"rack"` plans a rack's hosts together
+    /// (the authors' central planner, 2-D water-filling over senders and receivers),
+    /// `"host"` each host alone (each receiver's room split evenly among the d senders).
+    pub rlb_planning: RlbPlanning,
+}
+
+/// `topology.opera.rlb_planning`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RlbPlanning {
+    #[default]
+    Rack,
+    Host,
 }
 
 impl Default for OperaConfig {
@@ -172,6 +185,7 @@ impl Default for OperaConfig {
             lifting: false,
             bulk_cutoff_bytes: 15_000_000,
             valiant: true,
+            rlb_planning: RlbPlanning::Rack,
         }
     }
 }
@@ -1127,6 +1141,9 @@ pub struct WorkloadConfig {
     /// low-latency (false), whatever `topology.opera.bulk_cutoff_bytes` says (the paper tags
     /// its 100 KB shuffle flows bulk). Unset: the cutoff decides.
     pub bulk: Option<bool>,
+    /// Poisson: an all-to-all shuffle across racks sent besides the Poisson flows (the Opera
+    /// paper's combined workload, Fig. 10): `[workload.with_shuffle]`.
+    pub with_shuffle: Option<WithShuffle>,
     /// Background flows pinned to an explicit path at a fixed rate (the PSP paper's
     /// "200 Gb/s on tor15-spine8-tor10"), sent besides the workload.
     pub background: Vec<BackgroundFlow>,
@@ -1169,6 +1186,39 @@ pub struct WorkloadConfig {
     pub moe: MoeConfig,
 }
 
+/// `[workload.with_shuffle]`: the shuffle of a combined workload. Every host sends
+/// `message_bytes` to every host of other racks, starting at `start_us` (or uniformly over
+/// `[start_us, start_us + stagger_us)`), besides the Poisson flows; a host starts its flows of
+/// both kinds in order of start time (Poisson first on a tie). Results report the two parts
+/// as the phases "poisson" and "shuffle".
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct WithShuffle {
+    /// Payload bytes of each shuffle flow (default 100,000: the paper's median Facebook-Hadoop
+    /// inter-rack flow).
+    pub message_bytes: u64,
+    /// When the shuffle starts, in µs (default 0; the paper: 100 ms on Opera).
+    pub start_us: f64,
+    /// The shuffle's flows start uniformly over this many µs after `start_us` (default 0:
+    /// all at once; the paper staggers the static networks' over 10 ms).
+    pub stagger_us: f64,
+    /// On Opera: the application tags every shuffle flow bulk (true: RotorLB) or
+    /// low-latency (false); unset: `topology.opera.bulk_cutoff_bytes` decides. The Poisson
+    /// flows are classified by the cutoff.
+    pub bulk: Option<bool>,
+}
+
+impl Default for WithShuffle {
+    fn default() -> Self {
+        WithShuffle {
+            message_bytes: 100_000,
+            start_us: 0.0,
+            stagger_us: 0.0,
+            bulk: None,
+        }
+    }
+}
+
 /// `[[workload.background]]`: a flow from host `src` to host `dst` along the switches of
 /// `path` (src's edge switch first, dst's last, each linked to the next, a shortest path),
 /// paced at `rate_gbps` (data frames on the wire, gap included) from time 0 for `duration_us`
@@ -1198,6 +1248,7 @@ impl Default for WorkloadConfig {
             size_cdf: None,
             stagger_us: None,
             bulk: None,
+            with_shuffle: None,
             background: Vec::new(),
             collective: Collective::AllReduce,
             hosts: None,

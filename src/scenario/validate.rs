@@ -435,6 +435,9 @@ impl Scenario {
                 "only used with kind = \"shuffle\" on topology.kind = \"opera\""
             );
         }
+        if let Some(ws) = &w.with_shuffle {
+            self.validate_with_shuffle(ws)?;
+        }
         match w.kind {
             WorkloadKind::AllToAll
             | WorkloadKind::Shuffle
@@ -586,6 +589,31 @@ impl Scenario {
 }
 
 impl Scenario {
+    /// `[workload.with_shuffle]`: only besides Poisson flows; sizes and times in range.
+    fn validate_with_shuffle(&self, ws: &super::WithShuffle) -> Result<()> {
+        let field = |f: &str| format!("workload.with_shuffle.{f}");
+        if self.workload.kind != WorkloadKind::Poisson {
+            bail_field!("workload.with_shuffle", "only used with kind = \"poisson\"");
+        }
+        let max = self.packet.payload_bytes as u64 * u32::MAX as u64;
+        if ws.message_bytes == 0 || ws.message_bytes > max {
+            bail_field!(
+                field("message_bytes"),
+                "must be from 1 to 2^32 - 1 packets of packet.payload_bytes ({max} bytes) (got {})",
+                ws.message_bytes
+            );
+        }
+        for (name, us) in [("start_us", ws.start_us), ("stagger_us", ws.stagger_us)] {
+            if !(0.0..=1e9).contains(&us) {
+                bail_field!(field(name), "must be in [0, 10^9] µs (got {us})");
+            }
+        }
+        if ws.bulk.is_some() && self.topology.kind != TopologyKind::Opera {
+            bail_field!(field("bulk"), "only used on topology.kind = \"opera\"");
+        }
+        Ok(())
+    }
+
     /// A ring or pairwise collective: the collective is one the kind runs, its hosts appear
     /// once and are at least two (that they exist, and the chunk size, need the fabric:
     /// `workload::ring::Ring::build`, `workload::pairwise::Pairwise::build`), all_to_all_v

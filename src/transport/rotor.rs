@@ -73,11 +73,13 @@ pub fn relay_via(rotor: usize, first_via: u32) -> u32 {
 /// RotorLB's parameters, in simulator units.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RotorParams {
-    /// Flows of at least this many bytes are bulk (unless tagged).
+    /// Flows of at least this many bytes are bulk (unless the workload tags them).
     pub cutoff_bytes: u64,
-    /// The workload's tag: every flow bulk (true) or none (false).
-    pub tag: Option<bool>,
     pub valiant: bool,
+    /// `topology.opera.rlb_planning = "rack"`: a rack's hosts are planned together (2-D
+    /// water-filling, receive cap `max_pkts` per receiver); false: each host alone
+    /// (`cap_pkts` per receiver).
+    pub rack_planning: bool,
     /// How long a host sends into a rotor that has just come up: (u/G − 1) superslices + ε,
     /// up to one δ before that rotor reconfigures.
     pub slot_ps: u64,
@@ -96,13 +98,14 @@ pub struct RotorParams {
 }
 
 impl RotorParams {
-    /// Whether a flow of `bytes` from host `src` to host `dst` is bulk. A flow within a
+    /// Whether a flow of `bytes` from host `src` to host `dst` is bulk, given the
+    /// application's tag (`Workload::bulk_tag`; None: the cutoff decides). A flow within a
     /// rack never is: it needs no circuit (the ToR sends it straight down), as the
     /// authors' RLB skips rack-local pairs.
     #[inline]
-    pub fn is_bulk(&self, bytes: u64, src: u32, dst: u32) -> bool {
+    pub fn is_bulk(&self, bytes: u64, src: u32, dst: u32, tag: Option<bool>) -> bool {
         src / self.hosts_per_rack != dst / self.hosts_per_rack
-            && self.tag.unwrap_or(bytes >= self.cutoff_bytes)
+            && tag.unwrap_or(bytes >= self.cutoff_bytes)
     }
 
     /// The parameters of Opera scenario `s` (None for other fabrics); `full_wire_ps` is a
@@ -124,8 +127,8 @@ impl RotorParams {
         let cap_pkts = max_pkts / o.hosts_per_rack() as u64;
         let mut p = RotorParams {
             cutoff_bytes: s.topology.opera.bulk_cutoff_bytes,
-            tag: s.workload.bulk,
             valiant: s.topology.opera.valiant,
+            rack_planning: s.topology.opera.rlb_planning == crate::scenario::RlbPlanning::Rack,
             slot_ps,
             max_pkts: max_pkts.min(u32::MAX as u64) as u32,
             cap_pkts: cap_pkts.min(u32::MAX as u64) as u32,
@@ -136,7 +139,7 @@ impl RotorParams {
         for h in 0..fabric.num_hosts {
             for i in 0..workload.flows_of(h) {
                 let f = workload.flow(h, i);
-                if !p.is_bulk(f.bytes, h, f.dst) {
+                if !p.is_bulk(f.bytes, h, f.dst, workload.bulk_tag(h, i)) {
                     continue;
                 }
                 any = true;
@@ -190,6 +193,66 @@ pub fn water_fill(demands: &[u32], budget: u32, order: &mut Vec<usize>, alloc: &
     budget - left
 }
 
+/// Rounds of [`fair_share_2d`] (the authors' `fairshare2d` stops after at most 5).
+pub const FAIR_SHARE_2D_ROUNDS: usize = 5;
+
+/// Integer 2-D water-filling of a rack's direct traffic (the authors' `fairshare2d`):
+/// `demands[i * cols + j]` packets from sender i to receiver j, at most `row_left[i]` per
+/// sender and `col_left[j]` per receiver. Each round, every sender water-fills what it may
+/// still send over its remaining demands (each capped by its receiver's room); every
+/// receiver offered more than its room water-fills its room over the offers; the accepted
+/// amounts are granted. Rounds repeat while they grant something, at most
+/// [`FAIR_SHARE_2D_ROUNDS`]. Adds the grants to `alloc` (same shape as `demands`) and
+/// lowers `row_left`, `col_left` and `demands` by them.
+pub fn fair_share_2d(
+    demands: &mut [u32],
+    row_left: &mut [u32],
+    col_left: &mut [u32],
+    alloc: &mut [u32],
+) {
+    let (rows, cols) = (row_left.len(), col_left.len());
+    assert_eq!(demands.len(), rows * cols);
+    assert_eq!(alloc.len(), rows * cols);
+    let mut offer = vec![0u32; rows * cols];
+    let (mut order, mut ask, mut got) = (
+        Vec::new(),
+        vec![0u32; cols.max(rows)],
+        vec![0u32; cols.max(rows)],
+    );
+    for _ in 0..FAIR_SHARE_2D_ROUNDS {
+        for (i, &budget) in row_left.iter().enumerate() {
+            let row = i * cols..(i + 1) * cols;
+            for (j, a) in ask[..cols].iter_mut().enumerate() {
+                *a = demands[row.start + j].min(col_left[j]);
+            }
+            water_fill(&ask[..cols], budget, &mut order, &mut offer[row]);
+        }
+        let mut granted = 0u64;
+        for j in 0..cols {
+            for i in 0..rows {
+                ask[i] = offer[i * cols + j];
+            }
+            let total: u64 = ask[..rows].iter().map(|&x| x as u64).sum();
+            if total > col_left[j] as u64 {
+                water_fill(&ask[..rows], col_left[j], &mut order, &mut got[..rows]);
+            } else {
+                got[..rows].copy_from_slice(&ask[..rows]);
+            }
+            for i in 0..rows {
+                let (k, g) = (i * cols + j, got[i]);
+                alloc[k] += g;
+                demands[k] -= g;
+                row_left[i] -= g;
+                col_left[j] -= g;
+                granted += g as u64;
+            }
+        }
+        if granted == 0 {
+            break;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,6 +274,54 @@ mod tests {
         assert_eq!(fill(&[10, 10, 10], 10), vec![3, 3, 4]);
         assert_eq!(fill(&[5, 0, 7], 0), vec![0, 0, 0]);
         assert_eq!(fill(&[], 5), Vec::<u32>::new());
+    }
+
+    /// Runs [`fair_share_2d`] on a rows × cols demand matrix; returns the allocation.
+    fn fill_2d(demands: &[u32], rows: &[u32], cols: &[u32]) -> Vec<u32> {
+        let (mut d, mut r, mut c) = (demands.to_vec(), rows.to_vec(), cols.to_vec());
+        let mut a = vec![0; d.len()];
+        fair_share_2d(&mut d, &mut r, &mut c, &mut a);
+        for (i, &cap) in rows.iter().enumerate() {
+            let sent: u32 = a[i * cols.len()..(i + 1) * cols.len()].iter().sum();
+            assert!(sent <= cap && r[i] == cap - sent, "row {i}");
+        }
+        for (j, &cap) in cols.iter().enumerate() {
+            let got: u32 = (0..rows.len()).map(|i| a[i * cols.len() + j]).sum();
+            assert!(got <= cap && c[j] == cap - got, "column {j}");
+        }
+        for k in 0..a.len() {
+            assert!(a[k] <= demands[k] && d[k] == demands[k] - a[k]);
+        }
+        a
+    }
+
+    #[test]
+    fn two_d_water_filling_respects_rows_and_columns_and_fills_what_it_can() {
+        // A lone sender to one receiver gets the receiver's whole room, not a 1/d share.
+        assert_eq!(
+            fill_2d(&[50, 0, 0, 0], &[18, 18], &[18, 18]),
+            vec![18, 0, 0, 0]
+        );
+        // Two senders to one receiver share its room equally.
+        assert_eq!(
+            fill_2d(&[50, 0, 50, 0], &[18, 18], &[18, 18]),
+            vec![9, 0, 9, 0]
+        );
+        // Sender 0 wants both receivers, sender 1 only receiver 0: round 1 offers 9 + 9 and
+        // 18; receiver 0 (room 18, offered 27) accepts 9 and 9; round 2 gives sender 1's
+        // remaining 9 nowhere (receiver 0 is full) and sender 0 has sent its 18.
+        assert_eq!(
+            fill_2d(&[50, 50, 50, 0], &[18, 18], &[18, 18]),
+            vec![9, 9, 9, 0]
+        );
+        // Small demands are met in full, the rest shared: sender 0 offers 2 and 16, sender 1
+        // offers 17 and 1; receiver 0 (offered 19, room 18) accepts 2 and 16.
+        assert_eq!(
+            fill_2d(&[2, 30, 30, 1], &[18, 18], &[18, 18]),
+            vec![2, 16, 16, 1]
+        );
+        // One row: plain water-filling under column caps.
+        assert_eq!(fill_2d(&[5, 40, 40], &[20], &[3, 40, 8]), vec![3, 9, 8]);
     }
 
     #[test]

@@ -22,6 +22,7 @@
 
 mod all_to_all;
 pub mod background;
+pub mod combined;
 mod continuous;
 pub mod deps;
 pub mod fsdp2;
@@ -93,6 +94,8 @@ pub enum Workload {
     Poisson(poisson::Poisson),
     /// Every host to every host of other racks (`shuffle.rs`).
     Shuffle(shuffle::Shuffle),
+    /// Poisson flows and a shuffle, merged per host by start time (`combined.rs`).
+    Combined(Box<combined::Combined>),
     /// Ring collectives: every step waits for the previous step's chunk (`ring.rs`).
     Ring(ring::Ring),
     /// All-to-all(-v) over a host list (`pairwise.rs`).
@@ -152,13 +155,29 @@ impl Workload {
                 Workload::from_flows(flows, num_hosts)
             }
             WorkloadKind::Continuous => Workload::Continuous(continuous(s, fabric)),
-            WorkloadKind::Poisson => Workload::Poisson(poisson(s, fabric)?),
+            WorkloadKind::Poisson => match &s.workload.with_shuffle {
+                None => Workload::Poisson(poisson(s, fabric)?),
+                Some(ws) => {
+                    let mut sh = shuffle::Shuffle::new(
+                        &racks(fabric),
+                        ws.message_bytes,
+                        us_to_ps(ws.stagger_us),
+                        s.seed,
+                    )
+                    .map_err(|e| anyhow::anyhow!("workload.with_shuffle: {e}"))?;
+                    sh.start_ps = us_to_ps(ws.start_us);
+                    sh.bulk = ws.bulk;
+                    let c = combined::Combined::new(poisson(s, fabric)?, sh, num_hosts);
+                    Workload::Combined(Box::new(c))
+                }
+            },
             WorkloadKind::Shuffle => {
                 let w = &s.workload;
-                let stagger_ps =
-                    (w.stagger_us.unwrap_or(0.0) * crate::time::PS_PER_US as f64).round() as u64;
-                let sh = shuffle::Shuffle::new(&racks(fabric), w.message_bytes, stagger_ps, s.seed)
-                    .map_err(|e| anyhow::anyhow!("workload.kind: \"shuffle\" {e}"))?;
+                let stagger_ps = us_to_ps(w.stagger_us.unwrap_or(0.0));
+                let mut sh =
+                    shuffle::Shuffle::new(&racks(fabric), w.message_bytes, stagger_ps, s.seed)
+                        .map_err(|e| anyhow::anyhow!("workload.kind: \"shuffle\" {e}"))?;
+                sh.bulk = w.bulk;
                 Workload::Shuffle(sh)
             }
             WorkloadKind::HotRack | WorkloadKind::Skew => {
@@ -199,6 +218,7 @@ impl Workload {
             Workload::Continuous(c) => c.count,
             Workload::Poisson(p) => p.flows_of(h),
             Workload::Shuffle(w) => w.flows_of(h),
+            Workload::Combined(c) => c.flows_of(h),
             Workload::Ring(r) => r.flows_of(h),
             Workload::Pairwise(p) => p.flows_of(h),
             Workload::Moe(m) => m.flows_of(h),
@@ -231,6 +251,7 @@ impl Workload {
             Workload::Continuous(c) => c.flow(h, i),
             Workload::Poisson(p) => p.flow(h, i),
             Workload::Shuffle(w) => w.flow(h, i),
+            Workload::Combined(c) => c.flow(h, i),
             Workload::Ring(r) => r.flow(h, i),
             Workload::Pairwise(p) => p.flow(h, i),
             Workload::Moe(m) => m.flow(h, i),
@@ -247,6 +268,7 @@ impl Workload {
             Workload::Ring(r) => &r.phases,
             Workload::Pairwise(p) => &p.phases,
             Workload::Moe(m) => &m.phases,
+            Workload::Combined(c) => &c.phases,
             Workload::WithBackground(w, _) => w.phase_names(),
             _ => &[],
         }
@@ -260,9 +282,25 @@ impl Workload {
             Workload::Ring(r) => Some(r.phase_of(i)),
             Workload::Pairwise(_) => Some(0),
             Workload::Moe(m) => Some(m.phase_of(h, i)),
+            Workload::Combined(c) => Some(c.phase_of(h, i)),
             Workload::WithBackground(w, bg) => {
                 let skip = bg.of(h).len() as u32;
                 (i >= skip).then(|| w.phase_of(h, i - skip)).flatten()
+            }
+            _ => None,
+        }
+    }
+
+    /// The application's tag of flow `i` of host `h` on Opera: bulk (Some(true)) or
+    /// low-latency (Some(false)); None: `topology.opera.bulk_cutoff_bytes` decides.
+    #[inline]
+    pub fn bulk_tag(&self, h: u32, i: u32) -> Option<bool> {
+        match self {
+            Workload::Shuffle(w) => w.bulk,
+            Workload::Combined(c) => c.bulk_tag(h, i),
+            Workload::WithBackground(w, bg) => {
+                let skip = bg.of(h).len() as u32;
+                (i >= skip).then(|| w.bulk_tag(h, i - skip)).flatten()
             }
             _ => None,
         }
@@ -363,6 +401,7 @@ impl Workload {
             Workload::Continuous(c) => c.count as u64 * c.bytes,
             Workload::Poisson(p) => p.bytes_of(h),
             Workload::Shuffle(w) => w.flows_of(h) as u64 * w.bytes,
+            Workload::Combined(c) => c.bytes_of(h),
             Workload::Ring(r) => r.bytes_of(h),
             Workload::Pairwise(p) => p.bytes_of(h),
             Workload::Moe(m) => m.bytes_of(h),
@@ -391,6 +430,7 @@ impl Workload {
             Workload::Continuous(_) => "continuous",
             Workload::Poisson(_) => "poisson",
             Workload::Shuffle(_) => "shuffle",
+            Workload::Combined(_) => "poisson+shuffle",
             Workload::Ring(r) => r.label,
             Workload::Pairwise(_) => "pairwise",
             Workload::Moe(_) => "moe",
@@ -439,6 +479,10 @@ fn continuous(s: &Scenario, fabric: &Fabric) -> continuous::Continuous {
         count: (duration_ps / gap_ps).clamp(1, u32::MAX as u64) as u32,
         seed: s.seed,
     }
+}
+
+fn us_to_ps(us: f64) -> u64 {
+    (us * crate::time::PS_PER_US as f64).round() as u64
 }
 
 /// The rack (edge switch of a fat tree, leaf of a leaf-spine) of every host.

@@ -1,12 +1,13 @@
 //! The all-to-all shuffle across racks (OPERA.md §A.6, `kind = "shuffle"`): every host sends
 //! `message_bytes` to every host of another rack (edge switch or leaf), H − hosts_per_rack
-//! flows each, all at time 0 or staggered over `stagger_us`. Computed on demand.
+//! flows each, all at time 0 or staggered over `stagger_us`; in a combined workload
+//! (`[workload.with_shuffle]`, `combined.rs`) from `start_us` on. Computed on demand.
 //!
 //! Racks are consecutive host blocks of `rack_hosts` (checked when built). Host h at
 //! position p of the rack starting at host s sends its flow i to
 //! s + rack_hosts + ((i + p) mod (H − rack_hosts)) (mod H): every host of a rack goes to a
 //! different destination at each step. Staggered, flow i starts uniformly within
-//! [i, i + 1) · stagger / (H − rack_hosts) (a draw from
+//! start + [i, i + 1) · stagger / (H − rack_hosts) (a draw from
 //! `rng::stream(seed, flow id, Purpose::Shuffle)`): starts are uniform over the stagger and
 //! in order at each host, as the host's cursor needs.
 
@@ -20,6 +21,10 @@ pub struct Shuffle {
     pub rack_hosts: u32,
     pub bytes: u64,
     pub stagger_ps: u64,
+    /// When the shuffle starts (0 unless combined).
+    pub start_ps: u64,
+    /// The application's bulk tag for every shuffle flow (Opera; None: the cutoff decides).
+    pub bulk: Option<bool>,
     pub seed: u64,
 }
 
@@ -51,6 +56,8 @@ impl Shuffle {
             rack_hosts,
             bytes,
             stagger_ps,
+            start_ps: 0,
+            bulk: None,
             seed,
         })
     }
@@ -78,7 +85,7 @@ impl Shuffle {
             src: h,
             dst,
             bytes: self.bytes,
-            start: Start::At(start),
+            start: Start::At(self.start_ps + start),
         }
     }
 }

@@ -109,3 +109,45 @@ pub fn weft_run_with(toml: &str, files: &[(&str, &str)]) -> (bool, String) {
 pub fn weft_run(toml: &str) -> (bool, String) {
     weft_run_with(toml, &[])
 }
+
+/// A small Opera (12 racks of 2 hosts, 4 rotors, 10 Gb/s, ε 20 µs, r 2 µs: superslice
+/// 23.7 µs) with NDP-like 12 kB trimming queues, as TOML: `extra_opera` goes into
+/// `[topology.opera]`, `host` is the `[host]` body, `workload` the `[workload]` body (and
+/// whatever tables follow it).
+pub fn small_opera_toml(
+    extra_opera: &str,
+    host: &str,
+    workload: &str,
+    host_latency_ns: u32,
+) -> String {
+    format!(
+        r#"seed = 1
+[topology]
+kind = "opera"
+racks = 12
+hosts_per_rack = 2
+uplinks = 4
+link_rate_gbps = 10
+link_latency_ns = 500
+[topology.tiers.host_tor]
+latency_ns = {host_latency_ns}
+[topology.opera]
+epsilon_ns = 20000
+reconfig_ns = 2000
+{extra_opera}
+[packet]
+payload_bytes = 1436
+header_bytes = 64
+[lb]
+policy = "rps"
+[host]
+{host}
+[switch]
+trim = true
+buffer_bytes = 12000
+ecn_threshold_bytes = 12000
+[workload]
+{workload}
+"#
+    )
+}
