@@ -3,7 +3,7 @@
 //!
 //! Layers, lowest first (a module uses only modules above it in this list):
 //! `time`, `rng`, `packet`, `scenario` → `topology` → `workload` → `contention`, `metrics` → `lb` →
-//! `transport` → `model` → `net` → `engine` → `sim` → `report`, `validate_cmd`.
+//! `transport` → `model` → `net` → `engine` → `sim` → `report`, `validate_cmd` → `sweep`.
 
 pub mod checkpoint;
 pub mod contention;
@@ -18,6 +18,7 @@ pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
+pub mod sweep;
 pub mod time;
 pub mod topology;
 pub mod transport;

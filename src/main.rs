@@ -12,6 +12,8 @@ use weft::report::{write_run_hlog, Summary};
 use weft::scenario::load_scenario;
 use weft::sim::{simulate_checkpointed, Outcome, ReportedElsewhere, RunOptions};
 
+mod sweep_cli;
+
 /// Most worker threads `--threads` accepts.
 const MAX_THREADS: usize = 1024;
 
@@ -178,6 +180,13 @@ enum Cmd {
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Run a scenario over a grid of field values (README "Sweeps and plots"): locally,
+    /// `--jobs` at a time, resumable, or as a Slurm job array (`--slurm`).
+    Sweep(sweep_cli::SweepArgs),
+    /// Gather a sweep's points into DIR/runs.csv and DIR/summary.csv (mean, standard error, count over seeds).
+    Collect(sweep_cli::CollectArgs),
+    /// One figure (SVG or PNG) from summary.csv, summary.json, .hlog files or timeseries.csv.
+    Plot(sweep_cli::PlotArgs),
 }
 
 /// The process's place in the job: a lone process, or an MPI rank.
@@ -523,6 +532,11 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             );
             Ok(())
         }
+        // Not simulations: every rank would do the same work, so only rank 0 does it.
+        Cmd::Sweep(a) if root => sweep_cli::sweep(a),
+        Cmd::Collect(a) if root => sweep_cli::collect(a),
+        Cmd::Plot(a) if root => sweep_cli::plot(a),
+        Cmd::Sweep(_) | Cmd::Collect(_) | Cmd::Plot(_) => Ok(()),
     }
 }
 

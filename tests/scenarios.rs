@@ -7,6 +7,10 @@ use std::process::Command;
 fn toml_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
+        // Sweep files are not scenarios; tests/sweep.rs checks them.
+        if p.ends_with("sweeps") {
+            continue;
+        }
         if p.is_dir() {
             toml_files(&p, out);
         } else if p.extension().is_some_and(|x| x == "toml") {

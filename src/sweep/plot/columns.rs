@@ -1,0 +1,84 @@
+//! A CSV file read by named columns, for `weft plot line` and `weft plot timeseries`: a
+//! missing column or a cell that is not a number is one error line naming the file, column
+//! and row.
+
+use anyhow::{anyhow, bail, Context, Result};
+use std::path::{Path, PathBuf};
+
+pub struct CsvColumns {
+    path: PathBuf,
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl CsvColumns {
+    pub fn read(path: &Path) -> Result<CsvColumns> {
+        let ctx = || format!("{}: cannot read as CSV", path.display());
+        let mut r = csv::Reader::from_path(path).with_context(ctx)?;
+        let header: Vec<String> = r
+            .headers()
+            .with_context(ctx)?
+            .iter()
+            .map(str::to_string)
+            .collect();
+        let mut rows = Vec::new();
+        for rec in r.records() {
+            rows.push(rec.with_context(ctx)?.iter().map(str::to_string).collect());
+        }
+        Ok(CsvColumns {
+            path: path.to_path_buf(),
+            header,
+            rows,
+        })
+    }
+
+    pub fn has(&self, col: &str) -> bool {
+        self.header.iter().any(|h| h == col)
+    }
+
+    /// The index of `col`, or an error naming the file, the column and (briefly) the columns.
+    pub fn index(&self, col: &str) -> Result<usize> {
+        self.header.iter().position(|h| h == col).ok_or_else(|| {
+            let mut names = self
+                .header
+                .iter()
+                .take(12)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            if self.header.len() > 12 {
+                names += &format!(", ... ({} columns)", self.header.len());
+            }
+            anyhow!(
+                "{}: no column {col:?} (columns: {names})",
+                self.path.display()
+            )
+        })
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Cell text of row `r` (0-based), column `c`.
+    pub fn text(&self, r: usize, c: usize) -> &str {
+        self.rows[r].get(c).map_or("", String::as_str)
+    }
+
+    /// The number in row `r`, column `c`; none for an empty cell.
+    pub fn number(&self, r: usize, c: usize) -> Result<Option<f64>> {
+        let s = self.text(r, c).trim();
+        if s.is_empty() {
+            return Ok(None);
+        }
+        match s.parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(Some(v)),
+            _ => bail!(
+                "{}: row {}: column {:?}: {s:?} is not a number",
+                self.path.display(),
+                r + 2,
+                self.header[c]
+            ),
+        }
+    }
+}

@@ -1,0 +1,386 @@
+//! A sweep file (`weft sweep SWEEP.toml`): a base scenario and the fields to vary, expanded
+//! into points in a documented, deterministic order.
+//!
+//! ```toml
+//! name = "example"                      # optional; default: the file's stem
+//! scenario = "../quickstart.toml"       # relative to the sweep file
+//! threads = 1                           # optional; --threads of every run
+//! [set]                                 # optional; fixed overrides of every point
+//! "topology.k" = 4
+//! [grid]                                # dotted fields (as --set takes them) -> lists
+//! "lb.policy" = ["ecmp", "ofan"]
+//! seed = [1, 2]
+//! [zip]                                 # optional; lists of equal length, varied together
+//! "workload.message_bytes" = [65536, 262144]
+//! "report.timeseries_us" = [0.5, 1.0]
+//! ```
+//!
+//! Order (a choice: the spec does not fix it): the zip row varies slowest, then the grid
+//! fields in file order, the last fastest, as nested loops written in that order. Zip rows
+//! are usually the configurations compared (the lines of a plot) and the grid the x axis and
+//! the seeds, so a partial sweep has whole lines first.
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// One field's value at a point: the dotted field and its value as TOML text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assignment {
+    pub field: String,
+    pub value: toml::Value,
+}
+
+impl Assignment {
+    /// `field=value` as `weft run --set` takes it.
+    pub fn to_set(&self) -> String {
+        format!("{}={}", self.field, self.value)
+    }
+}
+
+/// One run of the sweep.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    pub index: usize,
+    /// The varied fields, zip fields first, then grid fields, in file order.
+    pub varied: Vec<Assignment>,
+}
+
+/// A parsed sweep file.
+#[derive(Debug)]
+pub struct SweepSpec {
+    /// The sweep file itself (as given).
+    pub path: PathBuf,
+    pub name: String,
+    /// `scenario` as written in the sweep file.
+    pub scenario_field: String,
+    /// The base scenario resolved against the sweep file's folder.
+    pub scenario: PathBuf,
+    pub threads: usize,
+    pub fixed: Vec<Assignment>,
+    pub grid: Vec<(String, Vec<toml::Value>)>,
+    pub zip: Vec<(String, Vec<toml::Value>)>,
+}
+
+/// Most points a sweep may have (each is a folder and a process; the limit also keeps the
+/// point count from overflowing).
+pub const MAX_POINTS: usize = 1_000_000;
+
+const TOP_LEVEL: [&str; 6] = ["name", "scenario", "threads", "set", "grid", "zip"];
+
+impl SweepSpec {
+    pub fn load(path: &Path) -> Result<SweepSpec> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow!("{}: cannot read sweep file: {e}", path.display()))?;
+        SweepSpec::parse(&text, path)
+    }
+
+    /// Parses the text of a sweep file found at `path` (for relative paths and messages).
+    pub fn parse(text: &str, path: &Path) -> Result<SweepSpec> {
+        let origin = path.display().to_string();
+        // Read into serde_json's map, which keeps the file's key order (toml::Table sorts).
+        let doc: Value = toml::from_str(text)
+            .map_err(|e| anyhow!("{origin}: malformed TOML: {}", one_line(e.message())))?;
+        let top = doc.as_object().expect("a TOML document is a table");
+        for key in top.keys() {
+            if !TOP_LEVEL.contains(&key.as_str()) {
+                bail!(
+                    "{origin}: {key}: unknown sweep field (one of {})",
+                    TOP_LEVEL.join(", ")
+                );
+            }
+        }
+        let scenario_field = match top.get("scenario") {
+            Some(Value::String(s)) => s.clone(),
+            Some(_) => bail!("{origin}: scenario: expected a path (a string)"),
+            None => bail!("{origin}: scenario: missing (the base scenario file)"),
+        };
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let name = match top.get("name") {
+            // It names the default output folder and the Slurm job: a plain word.
+            Some(Value::String(s))
+                if !s.is_empty()
+                    && !s.starts_with('.')
+                    && s.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) =>
+            {
+                s.clone()
+            }
+            Some(v) => bail!(
+                "{origin}: name: expected a word of letters, digits, '.', '_' and '-' (got {v})"
+            ),
+            None => path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "sweep".to_string()),
+        };
+        let threads = match top.get("threads") {
+            None => 1,
+            Some(v) => match v.as_u64() {
+                Some(t) if (1..=1024).contains(&t) => t as usize,
+                _ => bail!("{origin}: threads: expected an integer from 1 to 1024 (got {v})"),
+            },
+        };
+        let fixed = match top.get("set") {
+            None => Vec::new(),
+            Some(v) => flatten(v, "set", &origin)?
+                .into_iter()
+                .map(|(field, v)| {
+                    Ok(Assignment {
+                        field,
+                        value: to_toml(&v)?,
+                    })
+                })
+                .collect::<Result<_>>()?,
+        };
+        let grid = lists(top.get("grid"), "grid", &origin)?;
+        let zip = lists(top.get("zip"), "zip", &origin)?;
+        if grid.is_empty() && zip.is_empty() {
+            bail!("{origin}: grid: empty (give at least one field and its list of values in [grid] or [zip])");
+        }
+        for (field, values) in grid.iter().chain(&zip) {
+            if values.is_empty() {
+                let table = if grid.iter().any(|(f, _)| f == field) {
+                    "grid"
+                } else {
+                    "zip"
+                };
+                bail!("{origin}: {table}.{field}: empty list of values");
+            }
+        }
+        if let Some((first, len)) = zip.first().map(|(f, v)| (f, v.len())) {
+            if let Some((field, v)) = zip.iter().find(|(_, v)| v.len() != len) {
+                bail!(
+                    "{origin}: zip.{field}: {} values, but zip.{first} has {len} (zip lists have equal lengths)",
+                    v.len()
+                );
+            }
+        }
+        let rows = zip.first().map_or(1, |(_, v)| v.len());
+        let points = grid
+            .iter()
+            .try_fold(rows, |n, (_, v)| n.checked_mul(v.len()));
+        match points {
+            Some(n) if n <= MAX_POINTS => {}
+            _ => bail!("{origin}: grid: more than {MAX_POINTS} points"),
+        }
+        let mut seen: Vec<&str> = fixed.iter().map(|a| a.field.as_str()).collect();
+        for (field, _) in zip.iter().chain(&grid) {
+            if seen.contains(&field.as_str()) {
+                bail!("{origin}: {field}: given more than once in [set], [grid] and [zip]");
+            }
+            seen.push(field);
+        }
+        Ok(SweepSpec {
+            path: path.to_path_buf(),
+            name,
+            scenario: dir.join(&scenario_field),
+            scenario_field,
+            threads,
+            fixed,
+            grid,
+            zip,
+        })
+    }
+
+    /// Number of points: the product of the grid lists' lengths times the zip rows.
+    pub fn len(&self) -> usize {
+        let rows = self.zip.first().map_or(1, |(_, v)| v.len());
+        self.grid.iter().map(|(_, v)| v.len()).product::<usize>() * rows
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The varied fields, in the order of a point's `varied` (zip fields, then grid fields).
+    pub fn varied_fields(&self) -> Vec<&str> {
+        self.zip
+            .iter()
+            .chain(&self.grid)
+            .map(|(f, _)| f.as_str())
+            .collect()
+    }
+
+    /// Point `index` (0-based): mixed-radix digits of the index, the zip row most
+    /// significant, then the grid fields in file order, the last least significant.
+    pub fn point(&self, index: usize) -> Point {
+        assert!(index < self.len(), "point {index} of {}", self.len());
+        let mut rest = index;
+        let mut digits = vec![0; self.grid.len()];
+        for (d, (_, values)) in digits.iter_mut().zip(&self.grid).rev() {
+            *d = rest % values.len();
+            rest /= values.len();
+        }
+        let row = rest;
+        let mut varied: Vec<Assignment> = self
+            .zip
+            .iter()
+            .map(|(field, values)| Assignment {
+                field: field.clone(),
+                value: values[row].clone(),
+            })
+            .collect();
+        varied.extend(
+            self.grid
+                .iter()
+                .zip(&digits)
+                .map(|((field, values), &d)| Assignment {
+                    field: field.clone(),
+                    value: values[d].clone(),
+                }),
+        );
+        Point { index, varied }
+    }
+
+    pub fn points(&self) -> Vec<Point> {
+        (0..self.len()).map(|i| self.point(i)).collect()
+    }
+
+    /// `--set` arguments of a point: the fixed overrides, then the varied ones.
+    pub fn sets(&self, p: &Point) -> Vec<String> {
+        self.fixed
+            .iter()
+            .chain(&p.varied)
+            .map(Assignment::to_set)
+            .collect()
+    }
+
+    /// Loads every point's scenario through the same path as `weft run --set` (so an unknown
+    /// or invalid field is refused the same way), before any point runs.
+    pub fn validate_points(&self) -> Result<()> {
+        for p in self.points() {
+            crate::scenario::load_scenario(&self.scenario, &self.sets(&p))
+                .with_context(|| format!("{}: point {}", self.path.display(), p.index))?;
+        }
+        Ok(())
+    }
+}
+
+/// The `[grid]` or `[zip]` table: dotted field → list of values.
+fn lists(v: Option<&Value>, table: &str, origin: &str) -> Result<Vec<(String, Vec<toml::Value>)>> {
+    let Some(v) = v else { return Ok(Vec::new()) };
+    flatten(v, table, origin)?
+        .into_iter()
+        .map(|(field, v)| match v {
+            Value::Array(items) => Ok((field, items.iter().map(to_toml).collect::<Result<_>>()?)),
+            other => bail!("{origin}: {table}.{field}: expected a list of values (got {other})"),
+        })
+        .collect()
+}
+
+/// A table's leaves with dotted names, in file order: `lb.policy = [..]` and
+/// `"lb.policy" = [..]` both give `lb.policy`. Arrays are leaves (a list of values, or one
+/// value of an array field).
+fn flatten(v: &Value, table: &str, origin: &str) -> Result<Vec<(String, Value)>> {
+    let Value::Object(map) = v else {
+        bail!("{origin}: {table}: expected a table");
+    };
+    let mut out = Vec::new();
+    for (key, value) in map {
+        match value {
+            Value::Object(_) => {
+                for (sub, leaf) in flatten(value, &format!("{table}.{key}"), origin)? {
+                    out.push((format!("{key}.{sub}"), leaf));
+                }
+            }
+            leaf => out.push((key.clone(), leaf.clone())),
+        }
+    }
+    Ok(out)
+}
+
+fn to_toml(v: &Value) -> Result<toml::Value> {
+    toml::Value::try_from(v).map_err(|e| anyhow!("{v}: not a TOML value: {e}"))
+}
+
+fn one_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(text: &str) -> Result<SweepSpec> {
+        SweepSpec::parse(text, Path::new("dir/s.toml"))
+    }
+
+    fn values(p: &Point) -> Vec<String> {
+        p.varied.iter().map(|a| a.value.to_string()).collect()
+    }
+
+    #[test]
+    fn grid_expands_with_the_last_field_fastest() {
+        let s = spec("scenario = \"b.toml\"\n[grid]\n\"lb.policy\" = [\"ecmp\", \"ofan\"]\nseed = [1, 2, 3]\n").unwrap();
+        assert_eq!(s.len(), 6);
+        assert_eq!(s.scenario, Path::new("dir/b.toml"));
+        assert_eq!(s.varied_fields(), ["lb.policy", "seed"]);
+        let all: Vec<Vec<String>> = s.points().iter().map(values).collect();
+        assert_eq!(all[0], ["\"ecmp\"", "1"]);
+        assert_eq!(all[1], ["\"ecmp\"", "2"]);
+        assert_eq!(all[3], ["\"ofan\"", "1"]);
+        assert_eq!(all[5], ["\"ofan\"", "3"]);
+        assert_eq!(s.sets(&s.point(4)), ["lb.policy=\"ofan\"", "seed=2"]);
+    }
+
+    #[test]
+    fn zip_rows_vary_together_and_slowest() {
+        let s =
+            spec("scenario = \"b.toml\"\n[zip]\na = [1, 2]\nb = [10, 20]\n[grid]\nseed = [7, 8]\n")
+                .unwrap();
+        assert_eq!(s.len(), 4);
+        assert_eq!(s.varied_fields(), ["a", "b", "seed"]);
+        let all: Vec<Vec<String>> = s.points().iter().map(values).collect();
+        assert_eq!(
+            all,
+            [
+                ["1", "10", "7"],
+                ["1", "10", "8"],
+                ["2", "20", "7"],
+                ["2", "20", "8"]
+            ]
+        );
+    }
+
+    #[test]
+    fn dotted_keys_and_subtables_read_alike_in_file_order() {
+        let s = spec(
+            "scenario = \"b.toml\"\n[grid]\nz = [1]\nlb.policy = [\"a\"]\n[set]\ntopology.k = 4\n",
+        )
+        .unwrap();
+        assert_eq!(s.varied_fields(), ["z", "lb.policy"]);
+        assert_eq!(s.fixed[0].to_set(), "topology.k=4");
+    }
+
+    #[test]
+    fn bad_files_are_refused_naming_the_field() {
+        let e = |t: &str| spec(t).unwrap_err().to_string();
+        assert!(e("scenario = \"b.toml\"\n[grid]\n").contains("grid: empty"));
+        assert!(e("scenario = \"b.toml\"\n").contains("grid: empty"));
+        assert!(e("scenario = \"b.toml\"\n[grid]\nseed = []\n").contains("grid.seed: empty list"));
+        assert!(
+            e("scenario = \"b.toml\"\n[grid]\nseed = 3\n").contains("grid.seed: expected a list")
+        );
+        assert!(e("[grid]\nseed = [1]\n").contains("scenario: missing"));
+        assert!(e("scenario = \"b.toml\"\n[zip]\na = [1, 2]\nb = [1]\n")
+            .contains("zip.b: 1 values, but zip.a has 2"));
+        assert!(e("scenario = \"b.toml\"\ngird = 1\n[grid]\nseed = [1]\n")
+            .contains("gird: unknown sweep field"));
+        assert!(
+            e("scenario = \"b.toml\"\n[set]\nseed = 1\n[grid]\nseed = [1]\n")
+                .contains("seed: given more than once")
+        );
+        assert!(
+            e("name = \"../x\"\nscenario = \"b.toml\"\n[grid]\nseed = [1]\n")
+                .contains("name: expected a word")
+        );
+        let ten = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]";
+        let big = format!("scenario = \"b.toml\"\n[grid]\na = {ten}\nb = {ten}\nc = {ten}\nd = {ten}\ne = {ten}\nf = {ten}\ng = [1, 2]\n");
+        assert!(e(&big).contains("grid: more than 1000000 points"));
+    }
+}
