@@ -309,14 +309,14 @@ mod tests {
         let mut buf = [0u16; MAX_UPLINKS];
         for s in 0..s_count {
             let times = window(&o, s);
-            for src in 0..o.racks {
+            for src in 0..o.rk.racks {
                 for dst_host in 0..o.num_hosts() {
-                    let dst_rack = dst_host / o.d;
+                    let dst_rack = dst_host / o.rk.d;
                     if dst_rack == src {
                         continue;
                     }
                     for pick_last in [false, true] {
-                        let (mut tor, mut hops) = (o.t0 + src, 0);
+                        let (mut tor, mut hops) = (o.rk.t0 + src, 0);
                         while o.downlink(tor, dst_host).is_none() {
                             let count = o.next_hop_ports(tor, dst_host, s as u32, &mut buf);
                             assert!(count > 0);
@@ -351,10 +351,10 @@ mod tests {
                 start + t.superslice_ps() - 1,
             ] {
                 let in_r = at >= start + t.epsilon_ps + t.delta_ps;
-                for tor in o.t0..o.t0 + o.racks {
-                    for p in o.d..o.d + o.u {
+                for tor in o.rk.t0..o.rk.t0 + o.rk.racks {
+                    for p in o.rk.d..o.rk.d + o.rk.u {
                         let p = p as u16;
-                        let rotor = (p as u32 - o.d) as usize;
+                        let rotor = (p as u32 - o.rk.d) as usize;
                         let dark = in_r && o.opera.schedule().reconfigures(rotor, s);
                         let (peer, pp) = o.peer_at(tor, p, at).unwrap();
                         assert_eq!(peer == DARK, dark, "tor {tor} port {p} at {at}");
@@ -372,12 +372,14 @@ mod tests {
     #[test]
     fn uplinks_reach_every_other_rack_once_per_cycle() {
         let o = small();
-        for tor in o.t0..o.t0 + o.racks {
-            let mut all: Vec<NodeId> = (o.d..o.d + o.u)
+        for tor in o.rk.t0..o.rk.t0 + o.rk.racks {
+            let mut all: Vec<NodeId> = (o.rk.d..o.rk.d + o.rk.u)
                 .flat_map(|p| o.peers_over_cycle(tor, p as u16))
                 .collect();
             all.sort_unstable();
-            let want: Vec<NodeId> = (o.t0..o.t0 + o.racks).filter(|&t| t != tor).collect();
+            let want: Vec<NodeId> = (o.rk.t0..o.rk.t0 + o.rk.racks)
+                .filter(|&t| t != tor)
+                .collect();
             assert_eq!(all, want, "tor {tor}");
         }
     }
