@@ -80,10 +80,14 @@ fn grids_zips_and_both_expand_in_the_documented_order() {
 
 #[test]
 fn every_shipped_sweep_file_is_valid() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/sweeps");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut n = 0;
-    for e in std::fs::read_dir(dir).unwrap() {
-        let path = e.unwrap().path();
+    let files = ["sweeps", "reproduce"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(root.join(d)).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"));
+    for path in files {
         let spec = SweepSpec::load(&path).unwrap();
         spec.validate_points()
             .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));

@@ -161,6 +161,17 @@ pub fn tick(v: &f64) -> String {
     }
 }
 
+/// Labels of a logarithmic axis: only at 1, 2 and 5 times a power of ten (plotters puts a
+/// tick at every integer multiple, whose labels would run into each other).
+pub fn log_tick(v: &f64) -> String {
+    let mantissa = *v / 10f64.powf(v.log10().floor());
+    let shown = [1.0, 2.0, 5.0, 10.0].iter().any(|m| (mantissa - m).abs() < 1e-6 * m);
+    match shown {
+        true => tick(v),
+        false => String::new(),
+    }
+}
+
 fn plot_err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> anyhow::Error {
     anyhow!("drawing failed: {e}")
 }
@@ -243,10 +254,17 @@ where
         chart.caption(t, ("sans-serif", 22));
     }
     let mut chart = chart.build_cartesian_2d(x, y).map_err(plot_err)?;
+    let label = |log: bool| -> fn(&f64) -> String {
+        match log {
+            true => log_tick,
+            false => tick,
+        }
+    };
+    let (x_tick, y_tick) = (label(fig.log_x), label(fig.log_y));
     chart
         .configure_mesh()
-        .x_label_formatter(&tick)
-        .y_label_formatter(&tick)
+        .x_label_formatter(&x_tick)
+        .y_label_formatter(&y_tick)
         .x_desc(fig.x_label.as_str())
         .y_desc(fig.y_label.as_str())
         .label_style(("sans-serif", 14))
@@ -284,4 +302,18 @@ where
         .draw()
         .map_err(plot_err)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_axes_label_only_1_2_and_5_times_powers_of_ten() {
+        let labels: Vec<String> = [1e5, 2e5, 3e5, 5e5, 7e5, 1e6, 0.02, 0.03]
+            .iter()
+            .map(log_tick)
+            .collect();
+        assert_eq!(labels, ["100000", "200000", "", "500000", "", "1000000", "0.02", ""]);
+    }
 }
