@@ -23,10 +23,11 @@ if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_RO
 weak_k() { case $1 in 1) echo 16;; 2) echo 20;; 4) echo 26;; 8) echo 32;; 16) echo 40;; 32) echo 50;; *) echo 64;; esac; }
 
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+if [ -n "${JSON_DIR:-}" ]; then mkdir -p "$JSON_DIR"; tmp_keep=$JSON_DIR; else tmp_keep=$tmp; fi
 echo "mode,ranks,threads,k,hosts,partitions,wall_s,events,events_per_s,speedup,efficiency,windows,windows_per_sim_us,process_wall_s,sync_wall_s,remote_bytes,peak_rss_bytes" > "$out"
 
 run_one() { # mode ranks threads k scenario
-  local mode=$1 r=$2 t=$3 k=$4 scen=$5 json=$tmp/$1-$2-$3.json
+  local mode=$1 r=$2 t=$3 k=$4 scen=$5 json=$tmp_keep/$1-$2-$3.json
   local cmd=("$bin" run "$scen" --set "topology.k=$k" --threads "$t" --json)
   if [ "$r" -gt 1 ]; then cmd=($mpirun -n "$r" "${cmd[@]}"); fi
   echo "== $mode: ranks $r, threads $t, k $k: ${cmd[*]}" >&2
@@ -60,3 +61,14 @@ for r in $ranks_list; do for t in $threads_list; do
 done; done
 column -s, -t < "$out" >&2 || cat "$out" >&2
 echo "wrote $out" >&2
+plot_args=("$out" "${out%.csv}.svg")
+if [ "${MODEL:-0}" = 1 ]; then
+  model_json=()
+  for r in $ranks_list; do [ -f "$tmp_keep/strong-$r-1.json" ] && model_json+=("$tmp_keep/strong-$r-1.json"); done
+  python3 benches/scaling_model.py "${model_json[@]}" --ranks "${MODEL_RANKS:-1,2,4,8,16,64,256,1024}" \
+    --out "${out%.csv}-model.csv"
+  plot_args+=("${out%.csv}-model.csv")
+  echo "wrote ${out%.csv}-model.csv" >&2
+fi
+python3 benches/scaling_plot.py "${plot_args[@]}"
+echo "wrote ${out%.csv}.svg" >&2

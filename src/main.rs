@@ -451,6 +451,14 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                 if let Some(i) = events_imbalance {
                     println!("expected event imbalance {i:.3} (busiest partition's events / mean)");
                 }
+                // The exchange sends one message per neighbour rank and window: the
+                // scaling model (benches/scaling_model.py) reads this line.
+                let n: Vec<usize> = (0..plan.ranks)
+                    .map(|r| weft::engine::neighbor_ranks(&plan, r).len())
+                    .collect();
+                let mean = n.iter().sum::<usize>() as f64 / n.len() as f64;
+                let max = n.iter().max().copied().unwrap_or(0);
+                println!("neighbour ranks per rank: max {max}, mean {mean:.2}");
             }
             Ok(())
         }

@@ -88,6 +88,8 @@ pub struct RunOutput {
     pub loop_stats: LoopStats,
     /// Each rank's own window-loop statistics (time per phase of a window), by rank.
     pub rank_loop_stats: Vec<LoopStats>,
+    /// Events each rank processed (its nodes' events), by rank: the work split.
+    pub rank_events: Vec<u64>,
     pub wall_s: f64,
     /// Of `wall_s`, building the model and the plan (rank 0; the rho_max LP included).
     pub setup_wall_s: f64,
@@ -386,6 +388,7 @@ pub fn simulate_checkpointed(
     let mut resumed_events = 0;
     let mut loop_stats = LoopStats::default();
     let mut rank_loop_stats = Vec::with_capacity(all.len());
+    let mut rank_events = Vec::with_capacity(all.len());
     let mut node_events = vec![0u64; m.fabric.num_nodes() as usize];
     for (rank, b) in all.iter().enumerate() {
         let (r, _): (RankReport, usize) =
@@ -426,6 +429,7 @@ pub fn simulate_checkpointed(
         for &(n, e) in &r.node_events {
             node_events[n as usize] += e;
         }
+        rank_events.push(r.node_events.iter().map(|&(_, e)| e).sum::<u64>());
         data_held += r.data_held;
         acks_held += r.acks_held;
         adverts_held += r.adverts_held;
@@ -529,6 +533,7 @@ pub fn simulate_checkpointed(
         switches: m.fabric.num_switches(),
         loop_stats,
         rank_loop_stats,
+        rank_events,
         wall_s: start.elapsed().as_secs_f64(),
         setup_wall_s,
         threads: opts.threads,

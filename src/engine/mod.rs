@@ -241,7 +241,7 @@ impl<'a> Engine<'a> {
 
 /// The ranks other than `rank` that run a partition sharing a cut link with one of `rank`'s
 /// (cut links come in both directions, so the relation is symmetric).
-fn neighbor_ranks(plan: &Plan, rank: u32) -> Vec<u32> {
+pub fn neighbor_ranks(plan: &Plan, rank: u32) -> Vec<u32> {
     let mut out = std::collections::BTreeSet::new();
     for p in 0..plan.parts {
         if plan.part_rank[p as usize] != rank {

@@ -185,6 +185,7 @@ impl Summary {
             // must not grow with the rank count).
             "per_rank": o.rank_loop_stats.iter().enumerate().map(|(r, l)| json!({
                 "rank": r,
+                "events": o.rank_events.get(r),
                 "process_wall_s": l.process_wall_s,
                 "reduce_wall_s": l.reduce_wall_s,
                 "encode_wall_s": l.encode_wall_s,
