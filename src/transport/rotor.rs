@@ -86,10 +86,10 @@ pub struct RotorParams {
     /// Packets a host may commit to one rotor per slot: its 1/u share of the uplink over
     /// the slot, in full packets (wire time with the inter-frame gap).
     pub max_pkts: u32,
-    /// Per destination host (and per final destination held for relaying): max_pkts / d,
-    /// the receiver's fair share among the d senders of a rack, rounded down (paper timing:
-    /// ⌊83 / 6⌋ = 13, so a full shuffle's direct traffic fills 78 of a slot's 83 packets;
-    /// the authors' 2-D water-filling can give the remainder to some pairs).
+    /// max_pkts / d, rounded down (paper timing: ⌊83 / 6⌋ = 13): what a host forwards per
+    /// slot of the relayed packets it holds for one receiver (step 1), half of what an
+    /// intermediate may hold for one receiver, and, under host planning, each sender's
+    /// share of a receiver's room (rack planning shares `max_pkts` by 2-D water-filling).
     pub cap_pkts: u32,
     /// Per host: bulk flows it receives minus bulk flows it sends (the receiver records a
     /// bulk flow's completion, so each host expects this many more completions).
