@@ -165,7 +165,9 @@ pub fn tick(v: &f64) -> String {
 /// tick at every integer multiple, whose labels would run into each other).
 pub fn log_tick(v: &f64) -> String {
     let mantissa = *v / 10f64.powf(v.log10().floor());
-    let shown = [1.0, 2.0, 5.0, 10.0].iter().any(|m| (mantissa - m).abs() < 1e-6 * m);
+    let shown = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .any(|m| (mantissa - m).abs() < 1e-6 * m);
     match shown {
         true => tick(v),
         false => String::new(),
@@ -314,6 +316,9 @@ mod tests {
             .iter()
             .map(log_tick)
             .collect();
-        assert_eq!(labels, ["100000", "200000", "", "500000", "", "1000000", "0.02", ""]);
+        assert_eq!(
+            labels,
+            ["100000", "200000", "", "500000", "", "1000000", "0.02", ""]
+        );
     }
 }
