@@ -1172,6 +1172,17 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &["switch.ctrl_buffer_bytes=10"],
             &["switch.ctrl_buffer_bytes"],
         ),
+        (
+            &["switch.ctrl_share={ctrl_bytes = 640, data_bytes = 1500}"],
+            &["switch.ctrl_share", "switch.trim"],
+        ),
+        (
+            &[
+                "switch.priority_control=true",
+                "switch.ctrl_share={ctrl_bytes = 0, data_bytes = 1500}",
+            ],
+            &["switch.ctrl_share", "positive", "got 0"],
+        ),
         (&["switch.loss_fraction=1.5"], &["switch.loss_fraction"]),
         (
             &["switch.loss_switches=[3]"],

@@ -25,7 +25,11 @@ pub(crate) fn start_tx<S: Scheduler>(
     now_ps: u64,
     out: &mut S,
 ) -> u64 {
-    let size = port.begin_service().size_bytes;
+    // The control/data share is a switch queue's; a host NIC orders its own traffic.
+    let share = (!m.fabric.is_host(node))
+        .then_some(m.qdisc.ctrl_share)
+        .flatten();
+    let size = port.begin_service(share).size_bytes;
     let link = m.fabric.link(node, p);
     let begin = now_ps.max(port.free_at_ps);
     let last_bit = begin + link.serialization_ps(size as u64);

@@ -6,6 +6,7 @@
 //! and the control queue stays empty. A third, lowest-priority queue holds Opera's RotorLB
 //! (bulk) packets, outside the discipline (never dropped; empty on other fabrics).
 
+use super::qdisc::CtrlShare;
 use crate::metrics::PortStats;
 use crate::packet::Packet;
 use serde::{Deserialize, Serialize};
@@ -34,6 +35,8 @@ pub struct Port {
     pub bulk: VecDeque<Packet>,
     /// Bytes in `bulk`.
     pub bulk_bytes: u64,
+    /// Position in the control/data round robin ([`CtrlShare`]), in bytes sent.
+    share_pos_bytes: u32,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,20 +131,40 @@ impl Port {
         pkt
     }
 
-    /// Chooses the next packet to serve (control first, bulk last) and returns it; the port
-    /// must be idle and hold a packet.
+    /// Chooses the next packet to serve and returns it; the port must be idle and hold a
+    /// packet. Control goes first (strictly, or by `share` while data waits too), bulk last.
     #[inline]
-    pub fn begin_service(&mut self) -> &Packet {
+    pub fn begin_service(&mut self, share: Option<CtrlShare>) -> &Packet {
         debug_assert!(!self.busy);
-        self.serving = if !self.ctrl.is_empty() {
-            Serving::Ctrl
-        } else if !self.queue.is_empty() || self.bulk.is_empty() {
-            Serving::Fifo
-        } else {
-            Serving::Bulk
+        self.serving = match (self.ctrl.is_empty(), self.queue.is_empty(), share) {
+            (false, false, Some(s)) => self.share_turn(s),
+            (false, _, _) => Serving::Ctrl,
+            (true, false, _) => Serving::Fifo,
+            (true, true, _) if self.bulk.is_empty() => Serving::Fifo,
+            (true, true, _) => Serving::Bulk,
         };
         self.busy = true;
         self.served_head().expect("service from an empty port")
+    }
+
+    /// Whose turn it is when control and data both wait: the first `ctrl_bytes` of every
+    /// `ctrl_bytes + data_bytes` go to control (a packet whose turn it is goes whole, so
+    /// the split holds on average). Only these contested turns advance the position.
+    fn share_turn(&mut self, s: CtrlShare) -> Serving {
+        if self.share_pos_bytes >= s.ctrl_bytes + s.data_bytes {
+            self.share_pos_bytes = 0;
+        }
+        let serving = if self.share_pos_bytes < s.ctrl_bytes {
+            Serving::Ctrl
+        } else {
+            Serving::Fifo
+        };
+        let head = match serving {
+            Serving::Ctrl => self.ctrl.front(),
+            _ => self.queue.front(),
+        };
+        self.share_pos_bytes += head.expect("both queues hold packets").size_bytes;
+        serving
     }
 
     /// The packet on the wire.
@@ -218,7 +241,7 @@ mod tests {
     fn control_is_served_first_but_never_preempts_the_packet_on_the_wire() {
         let mut port = Port::default();
         port.push(test_packet(PacketKind::Data, 1000), 0);
-        assert_eq!(port.begin_service().size_bytes, 1000);
+        assert_eq!(port.begin_service(None).size_bytes, 1000);
         port.push(test_packet(PacketKind::Data, 900), 1);
         port.push_ctrl(test_packet(PacketKind::Ack, 64), 2);
         assert_eq!(port.fifo_bytes(), 1900);
@@ -227,10 +250,48 @@ mod tests {
         assert_eq!(port.evict_fifo_tail(3), None);
         assert_eq!(port.pop(4, 10).size_bytes, 1000);
         port.push(test_packet(PacketKind::Data, 800), 5);
-        assert_eq!(port.begin_service().size_bytes, 64, "control first");
+        assert_eq!(port.begin_service(None).size_bytes, 64, "control first");
         assert_eq!(port.pop(6, 10).size_bytes, 64);
-        assert_eq!(port.begin_service().size_bytes, 800);
+        assert_eq!(port.begin_service(None).size_bytes, 800);
         assert_eq!((port.queued_bytes, port.ctrl_bytes), (800, 0));
+    }
+
+    #[test]
+    fn a_control_share_gives_data_its_bytes_while_headers_keep_arriving() {
+        let share = CtrlShare {
+            ctrl_bytes: 640,
+            data_bytes: 1500,
+        };
+        let mut port = Port::default();
+        for _ in 0..30 {
+            port.push_ctrl(test_packet(PacketKind::Data, 64), 0);
+        }
+        for _ in 0..3 {
+            port.push(test_packet(PacketKind::Data, 1500), 0);
+        }
+        let order: String = (0..33)
+            .map(|t| {
+                port.begin_service(Some(share));
+                if port.pop(t, 1).size_bytes == 64 {
+                    'h'
+                } else {
+                    'D'
+                }
+            })
+            .collect();
+        // 640 bytes of 64-byte headers, then one 1,500-byte packet, while both wait; then
+        // the headers left alone go back to back.
+        let ten = "hhhhhhhhhh";
+        assert_eq!(
+            order,
+            format!("{ten}D{ten}D{ten}D"),
+            "strict would be 30 h first"
+        );
+        // Without a share the same queues serve every header first.
+        let mut strict = Port::default();
+        strict.push_ctrl(test_packet(PacketKind::Data, 64), 0);
+        strict.push(test_packet(PacketKind::Data, 1500), 0);
+        assert_eq!(strict.begin_service(None).size_bytes, 64);
     }
 
     #[test]
@@ -239,7 +300,7 @@ mod tests {
         port.push_bulk(test_packet(PacketKind::Data, 1500), 0);
         port.push_bulk(test_packet(PacketKind::Data, 1400), 0);
         assert_eq!(port.next_bulk().unwrap().size_bytes, 1500);
-        port.begin_service();
+        port.begin_service(None);
         assert_eq!(
             port.next_bulk().unwrap().size_bytes,
             1400,
@@ -249,7 +310,7 @@ mod tests {
         assert!(port.next_bulk().is_none(), "the FIFO goes first");
         port.pop(10, 1);
         assert!(port.next_bulk().is_none());
-        port.begin_service();
+        port.begin_service(None);
         assert_eq!(
             port.next_bulk().unwrap().size_bytes,
             1400,
@@ -270,7 +331,7 @@ mod tests {
         assert_eq!(port.fifo_bytes(), 1000, "bulk bytes are not the FIFO's");
         let order: Vec<u32> = (0..3)
             .map(|t| {
-                port.begin_service();
+                port.begin_service(None);
                 port.pop(t, 1).size_bytes
             })
             .collect();

@@ -12,7 +12,7 @@
 //! simulator units, below this layer); its behaviour is here.
 
 use super::Port;
-pub use crate::model::{EcnRule, Overflow, QueueDiscipline};
+pub use crate::model::{CtrlShare, EcnRule, Overflow, QueueDiscipline};
 use crate::packet::{flags, Packet};
 use rand::Rng;
 use rand_pcg::Pcg32;
@@ -211,6 +211,7 @@ mod tests {
             overflow,
             priority_control: matches!(overflow, Overflow::Trim { .. }),
             ctrl_buffer_bytes: u64::MAX,
+            ctrl_share: None,
         }
     }
 
@@ -279,7 +280,7 @@ mod tests {
             let evicted = port.queue.iter().filter(|p| p.seq > 2).count();
             assert_eq!(evicted > 0, evict_queued, "the coin evicts queued packets");
             // Headers are served before any queued data.
-            assert!(port.begin_service().is_trimmed());
+            assert!(port.begin_service(None).is_trimmed());
         }
     }
 

@@ -310,6 +310,15 @@ impl Default for TopologyConfig {
     }
 }
 
+/// `[switch.ctrl_share]`: of every `ctrl_bytes + data_bytes` a switch port sends while
+/// both its priority queue and its data FIFO wait, about `ctrl_bytes` are control.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CtrlShareConfig {
+    pub ctrl_bytes: u32,
+    pub data_bytes: u32,
+}
+
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TierOverride {
@@ -431,6 +440,9 @@ pub struct SwitchConfig {
     pub priority_control: Option<bool>,
     /// Buffer of the priority queue.
     pub ctrl_buffer_bytes: BufferBytes,
+    /// Byte-weighted round robin between the priority queue and the data FIFO at switch
+    /// ports; unset: strict priority.
+    pub ctrl_share: Option<CtrlShareConfig>,
     /// Fixed delay from a packet's arrival to its enqueue at the output port.
     pub forwarding_latency_ns: f64,
     /// Fault injection: each packet arriving at a switch of `loss_switches` is lost with this
@@ -454,6 +466,7 @@ impl Default for SwitchConfig {
             trim_evict_queued: true,
             priority_control: None,
             ctrl_buffer_bytes: BufferBytes::Unlimited,
+            ctrl_share: None,
             forwarding_latency_ns: 0.0,
             loss_fraction: 0.0,
             loss_switches: Vec::new(),

@@ -1083,6 +1083,22 @@ impl Scenario {
                 sw.loss_fraction
             );
         }
+        if let Some(c) = &sw.ctrl_share {
+            if c.ctrl_bytes == 0 || c.data_bytes == 0 {
+                bail_field!(
+                    "switch.ctrl_share",
+                    "ctrl_bytes and data_bytes must both be positive (got {} and {})",
+                    c.ctrl_bytes,
+                    c.data_bytes
+                );
+            }
+            if !sw.priority_control.unwrap_or(sw.trim) {
+                bail_field!(
+                    "switch.ctrl_share",
+                    "shares the wire between the priority queue and the FIFO: needs switch.trim or switch.priority_control"
+                );
+            }
+        }
         if let BufferBytes::Bytes(b) = sw.ctrl_buffer_bytes {
             if b < self.packet.ack_bytes as u64 {
                 bail_field!(
