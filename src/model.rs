@@ -39,6 +39,9 @@ pub enum Overflow {
     Trim {
         trim_bytes: u32,
         evict_queued: bool,
+        /// A header that finds the priority queue full goes back to its sender as a NACK
+        /// (NDP's return-to-sender) instead of being dropped.
+        return_to_sender: bool,
     },
 }
 
@@ -301,6 +304,7 @@ fn queue_discipline(s: &Scenario) -> std::result::Result<QueueDiscipline, FieldE
         Overflow::Trim {
             trim_bytes: sw.trim_bytes,
             evict_queued: sw.trim_evict_queued,
+            return_to_sender: sw.return_to_sender,
         }
     } else {
         Overflow::Drop

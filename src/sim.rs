@@ -452,18 +452,23 @@ pub fn simulate_checkpointed(
     }
     let c = &merged.counters;
     // Packet conservation: every data packet sent was delivered whole, delivered as a
-    // trimmed header, dropped, or is still held; every ACK or NACK delivered, dropped or
+    // trimmed header, returned to its sender (as a NACK, counted with the ACKs), dropped,
+    // or is still held; every ACK or NACK delivered, dropped or
     // held.
     // RotorLB frames also end at an intermediate host (relayed: its second leg is a new
     // send) or back at their sender (refused by the intermediate, or bounced by a ToR).
     let rlb_ended = c.rlb_relayed + c.rlb_rejected + c.rlb_bounced;
-    let data_accounted =
-        c.data_delivered + c.headers_delivered + c.data_dropped + data_held + rlb_ended;
+    let data_accounted = c.data_delivered
+        + c.headers_delivered
+        + c.headers_returned
+        + c.data_dropped
+        + data_held
+        + rlb_ended;
     if c.data_sent != data_accounted || c.acks_sent != c.acks_delivered + c.acks_dropped + acks_held
     {
         bail!(
-            "packet conservation violated: data sent {} != delivered {} + trimmed headers delivered {} + dropped {} + held {} + RotorLB relayed/refused/bounced {}; acks sent {} != delivered {} + dropped {} + held {}",
-            c.data_sent, c.data_delivered, c.headers_delivered, c.data_dropped, data_held, rlb_ended, c.acks_sent, c.acks_delivered, c.acks_dropped, acks_held
+            "packet conservation violated: data sent {} != delivered {} + trimmed headers delivered {} + returned {} + dropped {} + held {} + RotorLB relayed/refused/bounced {}; acks sent {} != delivered {} + dropped {} + held {}",
+            c.data_sent, c.data_delivered, c.headers_delivered, c.headers_returned, c.data_dropped, data_held, rlb_ended, c.acks_sent, c.acks_delivered, c.acks_dropped, acks_held
         );
     }
     // NDP pulls (counted with the control packets above) on their own: delivered, dropped

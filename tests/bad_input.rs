@@ -1173,6 +1173,18 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &["switch.ctrl_buffer_bytes"],
         ),
         (
+            &["switch.return_to_sender=true"],
+            &["switch.return_to_sender", "switch.trim"],
+        ),
+        (
+            &[
+                "switch.trim=true",
+                "switch.buffer_bytes=100000",
+                "switch.return_to_sender=true",
+            ],
+            &["switch.return_to_sender", "switch.ctrl_buffer_bytes"],
+        ),
+        (
             &["switch.ctrl_share={ctrl_bytes = 640, data_bytes = 1500}"],
             &["switch.ctrl_share", "switch.trim"],
         ),

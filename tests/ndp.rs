@@ -148,6 +148,48 @@ fn an_incast_into_small_buffers_trims_recovers_and_keeps_the_downlink_at_line_ra
     );
 }
 
+/// The incast above with a header queue of two headers at every port: without
+/// return-to-sender the headers that do not fit are lost (and their packets wait for the
+/// timer); with it each comes back to its sender as a NACK, so nothing is lost.
+fn incast_with_two_header_slots(dir: &tempfile::TempDir, return_to_sender: bool) -> Scenario {
+    let senders = [2, 4, 6, 8, 10, 12, 14, 15];
+    let flows: Vec<_> = senders.iter().map(|&h| (h, 0, 256 << 10)).collect();
+    let mut s = with_flows(dir, &flows);
+    s.switch.ctrl_buffer_bytes = BufferBytes::Bytes(128);
+    s.switch.return_to_sender = return_to_sender;
+    s.host.rto_min_us = Some(50.0);
+    s.validate().expect("valid");
+    s
+}
+
+#[test]
+fn headers_that_find_the_header_queue_full_return_to_their_senders() {
+    let dir = tempfile::tempdir().unwrap();
+    let dropped = run(&incast_with_two_header_slots(&dir, false), 1, 1);
+    let c = &dropped.metrics.counters;
+    assert_eq!(dropped.flows_incomplete, 0);
+    assert!(c.data_dropped > 0, "headers lost without return-to-sender");
+    assert_eq!(c.headers_returned, 0);
+    assert!(c.timeouts > 0);
+
+    let returned = run(&incast_with_two_header_slots(&dir, true), 1, 1);
+    let c = &returned.metrics.counters;
+    assert_eq!(returned.flows_incomplete, 0);
+    assert_eq!(c.data_dropped, 0, "no data lost");
+    assert!(c.headers_returned > 0);
+    // Every trim, delivered or returned, is answered by exactly one NACK.
+    assert_eq!(c.trims, c.headers_delivered + c.headers_returned);
+    assert_eq!(c.nacks_sent, c.trims);
+    assert!(c.retransmissions >= c.trims);
+    assert_eq!(c.payload_bytes_delivered, 8 * (256 << 10));
+    assert!(
+        c.timeouts < dropped.metrics.counters.timeouts,
+        "returned headers spare the timer: {} vs {}",
+        c.timeouts,
+        dropped.metrics.counters.timeouts
+    );
+}
+
 #[test]
 fn half_rate_pulls_halve_the_incast_rate() {
     // The same incast pulled at pull_rate = 0.5: the downlink runs at half rate, so the
@@ -226,7 +268,8 @@ fn ndp_runs_are_identical_across_threads_and_partitions() {
     let dir = tempfile::tempdir().unwrap();
     let senders = [2, 4, 6, 8, 10, 12, 14, 15];
     let flows: Vec<_> = senders.iter().map(|&h| (h, 0, 256 << 10)).collect();
-    for s in [with_flows(&dir, &flows), lossy(0.03)] {
+    let returning = incast_with_two_header_slots(&dir, true);
+    for s in [with_flows(&dir, &flows), lossy(0.03), returning] {
         let reference = results(&s, 1, 1);
         assert_eq!(reference["flows"]["incomplete"], 0);
         assert!(reference["packets"]["pulls_sent"].as_u64().unwrap() > 0);

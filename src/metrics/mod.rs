@@ -39,6 +39,9 @@ pub struct Counters {
     pub trims: u64,
     /// Trimmed headers that reached their destination.
     pub headers_delivered: u64,
+    /// Trimmed headers a full header queue sent back to their sender as NACKs
+    /// (`switch.return_to_sender`; the NACKs are counted in `nacks_sent` and `acks_sent`).
+    pub headers_returned: u64,
     /// NACKs sent (also counted in `acks_sent`: ACKs and NACKs share the control counters).
     pub nacks_sent: u64,
     /// NDP pulls sent, delivered and dropped (also counted in `acks_sent`,
@@ -117,6 +120,7 @@ impl Counters {
         self.stale_acks += o.stale_acks;
         self.trims += o.trims;
         self.headers_delivered += o.headers_delivered;
+        self.headers_returned += o.headers_returned;
         self.nacks_sent += o.nacks_sent;
         self.pulls_sent += o.pulls_sent;
         self.pulls_delivered += o.pulls_delivered;

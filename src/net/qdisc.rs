@@ -30,11 +30,25 @@ pub enum Admission {
         marked: bool,
     },
     Dropped,
+    /// A data packet was cut to a header that found the priority queue full: the header
+    /// (returned here, `TRIMMED`) goes back to its sender (`return_to_sender`); the port
+    /// holds nothing new.
+    Returned(Packet),
 }
 
 impl QueueDiscipline {
     pub fn is_trimming(&self) -> bool {
         matches!(self.overflow, Overflow::Trim { .. })
+    }
+
+    fn returns_to_sender(&self) -> bool {
+        matches!(
+            self.overflow,
+            Overflow::Trim {
+                return_to_sender: true,
+                ..
+            }
+        )
     }
 
     /// Offers `pkt` to `port`: decides its queue, trims, drops or marks it, enqueues, and
@@ -82,7 +96,13 @@ impl QueueDiscipline {
 
     fn admit_ctrl(&self, port: &mut Port, pkt: Packet, now_ps: u64) -> Admission {
         if port.ctrl_bytes + pkt.size_bytes as u64 > self.ctrl_buffer_bytes {
-            return dropped(port);
+            // A header trimmed upstream goes back like one trimmed here; ACKs, NACKs and
+            // pulls are dropped.
+            return if pkt.is_data() && self.returns_to_sender() {
+                Admission::Returned(pkt)
+            } else {
+                dropped(port)
+            };
         }
         port.push_ctrl(pkt, now_ps);
         Admission::Enqueued { marked: false }
@@ -105,9 +125,14 @@ impl QueueDiscipline {
         let forced = QueueDiscipline {
             overflow: match self.overflow {
                 // The arriving packet is the one lost: no coin flip for a queued victim.
-                Overflow::Trim { trim_bytes, .. } => Overflow::Trim {
+                Overflow::Trim {
+                    trim_bytes,
+                    return_to_sender,
+                    ..
+                } => Overflow::Trim {
                     trim_bytes,
                     evict_queued: false,
+                    return_to_sender,
                 },
                 Overflow::Drop => Overflow::Drop,
             },
@@ -128,6 +153,7 @@ impl QueueDiscipline {
         let Overflow::Trim {
             trim_bytes,
             evict_queued,
+            return_to_sender,
         } = self.overflow
         else {
             return dropped(port);
@@ -140,10 +166,13 @@ impl QueueDiscipline {
         // Without a priority queue there is no room for control packets; and a header that
         // would overflow the priority queue is dropped with its packet (C1 rule 4).
         let no_room = port.ctrl_bytes + trim_bytes as u64 > self.ctrl_buffer_bytes;
-        if !pkt.is_data() || pkt.is_trimmed() || no_room {
+        if !pkt.is_data() || pkt.is_trimmed() || (no_room && !return_to_sender) {
             return dropped(port);
         }
         port.stats.trims = port.stats.trims.saturating_add(1);
+        if no_room {
+            return Admission::Returned(trim(pkt));
+        }
         if evict_queued && rng.gen_bool(0.5) {
             let tail_fits = port.queue.back().is_some_and(|t| {
                 port.fifo_bytes() - t.size_bytes as u64 + pkt.size_bytes as u64 <= self.buffer_bytes
@@ -255,6 +284,7 @@ mod tests {
             let trim = Overflow::Trim {
                 trim_bytes: 64,
                 evict_queued,
+                return_to_sender: false,
             };
             let q = qd(1000, EcnRule::Off, trim);
             let mut port = Port::default();
@@ -284,22 +314,29 @@ mod tests {
         }
     }
 
-    #[test]
-    fn trimmed_headers_respect_the_control_queue_cap() {
-        let mut q = qd(
-            1000,
-            EcnRule::Off,
-            Overflow::Trim {
-                trim_bytes: 64,
-                evict_queued: true,
-            },
-        );
+    /// Twenty 500-byte data packets offered to a port with a 1,000-byte FIFO and room for
+    /// two 64-byte headers.
+    fn twenty_into_two_header_slots(
+        return_to_sender: bool,
+    ) -> (QueueDiscipline, Port, Vec<Admission>, Pcg32) {
+        let trim = Overflow::Trim {
+            trim_bytes: 64,
+            evict_queued: true,
+            return_to_sender,
+        };
+        let mut q = qd(1000, EcnRule::Off, trim);
         q.ctrl_buffer_bytes = 128;
         let mut rng = Pcg32::seed_from_u64(1);
         let mut port = Port::default();
         let outcomes: Vec<Admission> = (0..20)
             .map(|t| q.admit(&mut port, pkt(PacketKind::Data, 500), t, false, &mut rng))
             .collect();
+        (q, port, outcomes, rng)
+    }
+
+    #[test]
+    fn trimmed_headers_respect_the_control_queue_cap() {
+        let (_, port, outcomes, _) = twenty_into_two_header_slots(false);
         assert_eq!(port.ctrl_bytes, 128, "two headers, then drops");
         assert_eq!(
             outcomes
@@ -312,6 +349,37 @@ mod tests {
     }
 
     #[test]
+    fn with_return_to_sender_a_header_that_finds_the_control_queue_full_comes_back() {
+        let (q, mut port, outcomes, mut rng) = twenty_into_two_header_slots(true);
+        assert_eq!(port.ctrl_bytes, 128, "two headers queued");
+        assert_eq!(port.fifo_bytes(), 1000, "two whole packets queued");
+        let returned: Vec<&Packet> = outcomes
+            .iter()
+            .filter_map(|a| match a {
+                Admission::Returned(h) => Some(h),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(returned.len(), 16);
+        assert!(returned
+            .iter()
+            .all(|h| h.is_trimmed() && h.size_bytes == 64));
+        assert_eq!((port.stats.trims, port.stats.drops), (18, 0));
+        // A header trimmed upstream that finds the queue full comes back too; a control
+        // packet is dropped.
+        let mut header = pkt(PacketKind::Data, 64);
+        header.flags |= flags::TRIMMED;
+        assert_eq!(
+            q.admit(&mut port, header, 30, false, &mut rng),
+            Admission::Returned(header)
+        );
+        assert_eq!(
+            q.admit(&mut port, pkt(PacketKind::Nack, 64), 31, false, &mut rng),
+            Admission::Dropped
+        );
+    }
+
+    #[test]
     fn a_packet_admitted_by_evicting_the_tail_is_step_marked_like_any_other() {
         let q = qd(
             1000,
@@ -321,6 +389,7 @@ mod tests {
             Overflow::Trim {
                 trim_bytes: 64,
                 evict_queued: true,
+                return_to_sender: false,
             },
         );
         let mut rng = Pcg32::seed_from_u64(1);

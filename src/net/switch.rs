@@ -221,6 +221,7 @@ impl Switch {
         } else {
             self.qdisc.admit(port, pkt, now_ps, last_hop, rng)
         };
+        let mut returned = None;
         let queued = match admission {
             Admission::Dropped if pkt.is_data() => {
                 c.data_dropped += 1;
@@ -240,6 +241,13 @@ impl Switch {
                 c.ecn_marked += marked as u64;
                 true
             }
+            Admission::Returned(header) => {
+                // Trimmed here, or upstream (then its trim is counted already).
+                c.trims += !pkt.is_trimmed() as u64;
+                c.headers_returned += 1;
+                returned = Some(header);
+                false
+            }
         };
         if !port.busy && !port.is_empty() {
             start_tx(m, self.id, p, port, now_ps, out);
@@ -250,6 +258,46 @@ impl Switch {
         if queued && self.lb_asleep {
             self.wake_lb(now_ps, out);
         }
+        if let Some(header) = returned {
+            self.return_to_sender(m, now_ps, in_port, &header, out, c);
+        }
+    }
+
+    /// NDP's return-to-sender: a trimmed header that found its port's header queue full
+    /// goes back to the flow's sender as a NACK made here (what the receiver would have
+    /// sent: the transmission number, the last-hop mark), routed from this switch like any
+    /// NACK. The receiver never sees the packet, so it sends no pull for it: the sender
+    /// retransmits on a later pull, or on its timeout if none comes.
+    #[cold]
+    fn return_to_sender<S: Scheduler>(
+        &mut self,
+        m: &Model,
+        now_ps: u64,
+        in_port: u16,
+        header: &Packet,
+        out: &mut S,
+        c: &mut Counters,
+    ) {
+        let via = match m.fabric.opera() {
+            Some(o) => o.label(now_ps),
+            None => crate::packet::NO_VIA,
+        };
+        let nack = Packet {
+            sent_ps: 0,
+            flow_index: header.flow_index,
+            src: header.dst,
+            dst: header.src,
+            seq: header.seq,
+            ack: 0,
+            size_bytes: m.ack_bytes,
+            via,
+            entropy: header.entropy,
+            kind: PacketKind::Nack,
+            flags: header.flags & (flags::LAST_HOP | flags::TX_MASK),
+        };
+        c.acks_sent += 1;
+        c.nacks_sent += 1;
+        self.on_arrive(m, now_ps, in_port, nack, out, c);
     }
 
     #[cold]

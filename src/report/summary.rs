@@ -105,6 +105,7 @@ impl Summary {
                 "stale_acks": c.stale_acks,
                 "trimmed": c.trims,
                 "headers_delivered": c.headers_delivered,
+                "headers_returned": c.headers_returned,
                 "nacks_sent": c.nacks_sent,
                 "pulls_sent": c.pulls_sent,
                 "pulls_delivered": c.pulls_delivered,

@@ -436,6 +436,9 @@ pub struct SwitchConfig {
     /// On overflow, a coin flip trims the queue's last packet instead of the arriving one
     /// (UEC htsim); false: always the arriving one.
     pub trim_evict_queued: bool,
+    /// With `trim`: a header that finds the priority queue (`ctrl_buffer_bytes`) full goes
+    /// back to its sender as a NACK (NDP's return-to-sender); false: it is dropped.
+    pub return_to_sender: bool,
     /// ACKs, NACKs and trimmed headers use a strict-priority queue. Unset: as `trim`.
     pub priority_control: Option<bool>,
     /// Buffer of the priority queue.
@@ -464,6 +467,7 @@ impl Default for SwitchConfig {
             trim: false,
             trim_bytes: 64,
             trim_evict_queued: true,
+            return_to_sender: false,
             priority_control: None,
             ctrl_buffer_bytes: BufferBytes::Unlimited,
             ctrl_share: None,

@@ -1099,6 +1099,20 @@ impl Scenario {
                 );
             }
         }
+        if sw.return_to_sender {
+            if !sw.trim {
+                bail_field!(
+                    "switch.return_to_sender",
+                    "returns trimmed headers: needs switch.trim = true"
+                );
+            }
+            if sw.ctrl_buffer_bytes == BufferBytes::Unlimited {
+                bail_field!(
+                    "switch.return_to_sender",
+                    "acts when the header queue is full: needs a finite switch.ctrl_buffer_bytes"
+                );
+            }
+        }
         if let BufferBytes::Bytes(b) = sw.ctrl_buffer_bytes {
             if b < self.packet.ack_bytes as u64 {
                 bail_field!(
