@@ -1178,6 +1178,7 @@ fn bad_transport_and_queue_settings_name_their_field() {
         ),
         (
             &[
+                "host.cc=ndp",
                 "switch.trim=true",
                 "switch.buffer_bytes=100000",
                 "switch.return_to_sender=true",
