@@ -21,7 +21,8 @@ pub trait Comm {
     /// Sends `send[i]` to rank `neighbors[i]` and returns what each of them sent to this one
     /// (same order). Every rank calls it with its own neighbour list, which must be
     /// symmetric (r lists s exactly when s lists r): ranks exchange with neighbours only.
-    fn neighbor_exchange_bytes(&self, neighbors: &[u32], send: &[Vec<u8>]) -> Vec<Vec<u8>>;
+    /// Takes the buffers by value so an implementation can frame them in place.
+    fn neighbor_exchange_bytes(&self, neighbors: &[u32], send: Vec<Vec<u8>>) -> Vec<Vec<u8>>;
     /// Gathers every rank's bytes at rank 0 (by rank); other ranks get `None`.
     fn gather_bytes(&self, mine: &[u8]) -> Option<Vec<Vec<u8>>>;
     /// Rank 0's bytes, on every rank.
@@ -47,7 +48,7 @@ impl Comm for LocalComm {
     fn all_to_all_bytes(&self, send: &[Vec<u8>]) -> Vec<Vec<u8>> {
         send.to_vec()
     }
-    fn neighbor_exchange_bytes(&self, neighbors: &[u32], _send: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    fn neighbor_exchange_bytes(&self, neighbors: &[u32], _send: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
         assert!(
             neighbors.is_empty(),
             "a single process has no neighbour ranks"

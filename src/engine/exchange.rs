@@ -1,20 +1,16 @@
 //! The exchange at a window's end: every outbox list goes to the partition it names
 //! ([`super::plan::Plan::out_neighbors`]). Partitions of this rank read their in-neighbours'
 //! lists directly and insert in parallel, one destination partition per task; lists for
-//! other ranks are copied into one batch per rank, bincode-encoded, sent in one all-to-all,
-//! decoded and inserted the same way. Lists are cleared, not freed, so their capacity is
+//! other ranks are encoded as [`wire`] records into one batch per neighbour rank, sent
+//! point to point, decoded and inserted the same way. Lists are cleared, not freed, so their capacity is
 //! reused from window to window, and a partition holds lists only for the partitions it
 //! actually borders.
 //!
 //! Insertion order does not matter: events are ordered by their model-derived keys.
 
-use super::Engine;
+use super::{wire, Engine};
 use crate::net::event::Event;
 use rayon::prelude::*;
-
-fn bincode_config() -> bincode::config::Configuration {
-    bincode::config::standard()
-}
 
 pub(super) fn exchange(e: &mut Engine<'_>) {
     let remote = if e.comm.ranks() > 1 {
@@ -56,62 +52,53 @@ pub(super) fn exchange(e: &mut Engine<'_>) {
         .for_each(|o| o.iter_mut().for_each(Vec::clear));
 }
 
-/// Sends the lists bound for other ranks (one encoded batch per neighbour rank, encoded in
-/// parallel; ranks without a cut link to this one get nothing) and returns what arrived,
-/// sorted per local partition.
+/// Sends the lists bound for other ranks (one batch of [`wire`] records per neighbour rank,
+/// encoded in parallel straight from the outboxes; ranks without a cut link to this one get
+/// nothing) and returns what arrived, sorted per local partition.
 fn receive_remote(e: &mut Engine<'_>) -> Vec<Vec<Event>> {
     let plan = e.plan;
+    let (parts, outboxes, local_index) = (&e.parts, &e.outboxes, &e.local_index);
     let neighbors = &e.neighbor_ranks;
-    let mut to_rank: Vec<Vec<Event>> = vec![Vec::new(); neighbors.len()];
-    for (p, outbox) in e.parts.iter().zip(&e.outboxes) {
-        for (slot, list) in outbox.iter().enumerate() {
-            let dst = plan.out_neighbors[p.id as usize][slot];
-            if e.local_index[dst as usize] == usize::MAX {
-                let rank = plan.part_rank[dst as usize];
-                let i = neighbors
-                    .binary_search(&rank)
-                    .expect("a cut link leads to a neighbour rank");
-                to_rank[i].extend_from_slice(list);
-            }
-        }
-    }
-    e.stats.remote_messages += to_rank.iter().map(|v| v.len() as u64).sum::<u64>();
+    let remote_lists = || {
+        parts.iter().zip(outboxes).flat_map(move |(p, outbox)| {
+            outbox.iter().enumerate().filter_map(move |(slot, list)| {
+                let dst = plan.out_neighbors[p.id as usize][slot] as usize;
+                (local_index[dst] == usize::MAX).then_some((plan.part_rank[dst], list))
+            })
+        })
+    };
+    let remote_events: usize = remote_lists().map(|(_, l)| l.len()).sum();
+    e.stats.remote_messages += remote_events as u64;
     let pool = e
         .pool
         .expect("a multi-rank run has a thread pool (of one thread with --threads 1)");
     let encode_start = std::time::Instant::now();
     let send: Vec<Vec<u8>> = pool.install(|| {
-        to_rank
+        neighbors
             .par_iter()
-            .map(|evs| {
-                if evs.is_empty() {
-                    Vec::new()
-                } else {
-                    bincode::serde::encode_to_vec(evs, bincode_config()).expect("events encode")
-                }
+            .map(|&rank| {
+                let lists = || remote_lists().filter(move |&(r, _)| r == rank);
+                let n: usize = lists().map(|(_, l)| l.len()).sum();
+                let mut buf = Vec::with_capacity(n * wire::RECORD_BYTES);
+                lists().for_each(|(_, l)| l.iter().for_each(|ev| wire::put(&mut buf, ev)));
+                buf
             })
             .collect()
     });
-    e.stats.remote_bytes += send.iter().map(|b| b.len() as u64).sum::<u64>();
+    let sent_bytes: usize = send.iter().map(Vec::len).sum();
+    assert_eq!(
+        sent_bytes,
+        remote_events * wire::RECORD_BYTES,
+        "every cut link leads to a neighbour rank"
+    );
+    e.stats.remote_bytes += sent_bytes as u64;
     let exchange_start = std::time::Instant::now();
-    let received = e.comm.neighbor_exchange_bytes(neighbors, &send);
+    let received = e.comm.neighbor_exchange_bytes(neighbors, send);
     let decode_start = std::time::Instant::now();
     e.stats.encode_wall_s += (exchange_start - encode_start).as_secs_f64();
     e.stats.exchange_wall_s += (decode_start - exchange_start).as_secs_f64();
-    let decoded: Vec<Vec<Event>> = pool.install(|| {
-        received
-            .par_iter()
-            .filter(|b| !b.is_empty())
-            .map(|bytes| {
-                bincode::serde::decode_from_slice::<Vec<Event>, _>(bytes, bincode_config())
-                    .expect("events from a rank of the same build decode")
-                    .0
-            })
-            .collect()
-    });
-    e.stats.encode_wall_s += decode_start.elapsed().as_secs_f64();
     let mut incoming: Vec<Vec<Event>> = vec![Vec::new(); e.parts.len()];
-    for ev in decoded.into_iter().flatten() {
+    for ev in received.iter().flat_map(|b| wire::records(b)) {
         let p = plan.node_part[ev.node() as usize] as usize;
         let l = e.local_index[p];
         assert!(
@@ -120,5 +107,6 @@ fn receive_remote(e: &mut Engine<'_>) -> Vec<Vec<Event>> {
         );
         incoming[l].push(ev);
     }
+    e.stats.encode_wall_s += decode_start.elapsed().as_secs_f64();
     incoming
 }

@@ -20,6 +20,7 @@ pub mod plan;
 pub mod plan_file;
 pub mod queue;
 pub mod weights;
+mod wire;
 
 use crate::model::Model;
 use crate::time::NEVER_PS;

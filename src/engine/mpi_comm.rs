@@ -84,18 +84,17 @@ impl Comm for MpiComm {
             .map(|(&d, &c)| recv[d as usize..(d + c) as usize].to_vec())
             .collect()
     }
-    fn neighbor_exchange_bytes(&self, neighbors: &[u32], send: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    fn neighbor_exchange_bytes(&self, neighbors: &[u32], send: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
         assert_eq!(neighbors.len(), send.len());
         // One message per neighbour and window, even an empty one, so each receive below is
         // matched by exactly one send; MPI keeps messages between two ranks in order. A
-        // leading byte keeps every buffer non-empty (and distinct).
+        // trailing byte keeps every buffer non-empty (and distinct); it is appended and
+        // removed in place, never by shifting the batch.
         let framed: Vec<Vec<u8>> = send
-            .iter()
-            .map(|b| {
-                let mut f = Vec::with_capacity(b.len() + 1);
-                f.push(0u8);
-                f.extend_from_slice(b);
-                f
+            .into_iter()
+            .map(|mut b| {
+                b.push(0u8);
+                b
             })
             .collect();
         mpi::request::scope(|scope| {
@@ -112,7 +111,11 @@ impl Comm for MpiComm {
                 .iter()
                 .map(|&r| {
                     let (mut b, _) = self.world.process_at_rank(r as Rank).receive_vec::<u8>();
-                    b.remove(0);
+                    assert_eq!(
+                        b.pop(),
+                        Some(0),
+                        "a neighbour's batch ends in its frame byte"
+                    );
                     b
                 })
                 .collect();
