@@ -95,9 +95,23 @@ fn results_are_identical_for_any_ranks_and_threads() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let reference = outputs(&dir.path().join("ref"));
     assert!(reference.0["flows"]["completed"].as_u64().unwrap() > 0);
-    for (n, threads) in [(1, "1"), (2, "1"), (4, "1"), (2, "2")] {
-        let name = format!("n{n}t{threads}");
-        let o = mpirun(n, &["run", &s, "--threads", threads, "--out", &out(&name)]);
+    // `--progress` adds the progress counters to the per-window allreduce (summed, next to
+    // the minimums): the run must not change.
+    for (n, threads, progress) in [
+        (1, "1", false),
+        (2, "1", false),
+        (4, "1", false),
+        (2, "2", false),
+        (3, "1", true),
+    ] {
+        let name = format!("n{n}t{threads}p{progress}");
+        let mut args = vec!["run", &s, "--threads", threads];
+        if progress {
+            args.push("--progress");
+        }
+        let o_dir = out(&name);
+        args.extend(["--out", &o_dir]);
+        let o = mpirun(n, &args);
         assert!(
             o.status.success(),
             "mpirun -n {n}: {}",

@@ -54,8 +54,8 @@ pub struct LoopStats {
     pub remote_bytes: u64,
 }
 
-/// Global progress, offered after every window when progress is on (one extra small
-/// allreduce per window).
+/// Global progress at the end of a window, offered when the next window's allreduce has
+/// summed it (progress on: no extra collective).
 pub struct ProgressSample {
     pub sim_ps: u64,
     pub events: u64,
@@ -158,6 +158,7 @@ impl<'a> Engine<'a> {
         mut on_progress: Option<&mut dyn FnMut(ProgressSample)>,
         pause: &dyn Fn() -> bool,
     ) -> Ending {
+        let mut last_end_ps = None;
         loop {
             let sync_start = Instant::now();
             let local_min = self
@@ -167,13 +168,29 @@ impl<'a> Engine<'a> {
                 .min()
                 .unwrap_or(NEVER_PS);
             let local_done = self.parts.iter().all(|p| p.workload_done()) as u64;
+            // Progress counters ride in the same allreduce (every rank has the same
+            // `on_progress.is_some()`: the run broadcasts the setting), so a window costs one
+            // collective with progress on or off.
+            let sums = match on_progress {
+                Some(_) => self.local_progress_counters(),
+                None => Vec::new(),
+            };
             let reduce_start = Instant::now();
             let go_on = !pause() as u64;
-            let g = self.comm.min_u64s(&[local_min, local_done, go_on]);
+            let (g, total) = self
+                .comm
+                .min_sum_u64s(&[local_min, local_done, go_on], &sums);
             let (t, done, paused) = (g[0], g[1] == 1, g[2] == 0);
             self.boundary_ps = t;
             self.stats.reduce_wall_s += reduce_start.elapsed().as_secs_f64();
             self.stats.sync_wall_s += sync_start.elapsed().as_secs_f64();
+            if let (Some(f), Some(end_ps)) = (on_progress.as_mut(), last_end_ps) {
+                f(ProgressSample {
+                    sim_ps: end_ps,
+                    events: total[0],
+                    payload_bytes_delivered: total[1],
+                });
+            }
             let ending = if done {
                 Some(Ending::WorkloadDone)
             } else if t == NEVER_PS {
@@ -190,10 +207,7 @@ impl<'a> Engine<'a> {
             }
             let end = t.saturating_add(self.plan.lookahead_ps);
             self.run_window(end);
-            if let Some(f) = on_progress.as_mut() {
-                let sample = self.progress(end);
-                f(sample);
-            }
+            last_end_ps = Some(end);
         }
     }
 
@@ -222,21 +236,15 @@ impl<'a> Engine<'a> {
         self.stats.sync_wall_s += exchange_start.elapsed().as_secs_f64();
     }
 
-    fn progress(&self, end_ps: u64) -> ProgressSample {
+    /// This rank's events and distinct payload bytes delivered so far.
+    fn local_progress_counters(&self) -> Vec<u64> {
         let c = |f: fn(&crate::metrics::Counters) -> u64| {
             self.parts
                 .iter()
                 .map(|p| f(&p.metrics.counters))
                 .sum::<u64>()
         };
-        let g = self
-            .comm
-            .sum_u64(&[c(|c| c.events), c(|c| c.payload_bytes_delivered)]);
-        ProgressSample {
-            sim_ps: end_ps,
-            events: g[0],
-            payload_bytes_delivered: g[1],
-        }
+        vec![c(|c| c.events), c(|c| c.payload_bytes_delivered)]
     }
 }
 

@@ -1,8 +1,8 @@
 //! [`Comm`] over MPI (rsmpi). Only the main thread calls MPI (`MPI_THREAD_FUNNELED`): rayon
 //! workers process partitions between collectives and never communicate.
 
-use super::comm::Comm;
-use mpi::collective::SystemOperation;
+use super::comm::{tagged, Comm};
+use mpi::collective::{SystemOperation, UserOperation};
 use mpi::datatype::{Partition, PartitionMut};
 use mpi::topology::{Communicator, Rank, SimpleCommunicator};
 use mpi::traits::*;
@@ -57,6 +57,17 @@ impl Comm for MpiComm {
         self.world
             .all_reduce_into(v, &mut out[..], SystemOperation::sum());
         out
+    }
+    fn min_sum_u64s(&self, mins: &[u64], sums: &[u64]) -> (Vec<u64>, Vec<u64>) {
+        let packed = tagged::pack(mins, sums);
+        let mut out = vec![0u64; packed.len()];
+        let op = UserOperation::commutative(|x, acc| {
+            let x: &[u64] = x.downcast().expect("the window reduce carries u64s");
+            let acc: &mut [u64] = acc.downcast().expect("the window reduce carries u64s");
+            tagged::combine(x, acc);
+        });
+        self.world.all_reduce_into(&packed[..], &mut out[..], &op);
+        tagged::unpack(&out, mins.len())
     }
     fn all_to_all_bytes(&self, send: &[Vec<u8>]) -> Vec<Vec<u8>> {
         let n = self.world.size() as usize;
