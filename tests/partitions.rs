@@ -307,3 +307,55 @@ fn an_expander_plan_file_gives_the_same_results() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("another fabric"), "{err}");
 }
+
+/// Issue 13: plans for up to 1,024 ranks and beyond on the k = 64 fat tree (the fabric of the
+/// 65,536-GPU AI scenarios too): every node in exactly one partition, every rank used.
+#[test]
+fn the_k64_fat_tree_splits_onto_1024_and_2048_ranks() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    for ranks in [1024usize, 2048] {
+        let out = dir.path().join(format!("p{ranks}.plan"));
+        let o = Command::new(BIN)
+            .arg("partition")
+            .arg(root.join("scenarios/fat_tree_k64.toml"))
+            .args([
+                "--parts",
+                &ranks.to_string(),
+                "--ranks",
+                &ranks.to_string(),
+                "-o",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let plan: toml::Value = toml::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let nodes = plan["nodes"].as_integer().unwrap() as usize;
+        assert_eq!(
+            nodes,
+            65536 + 5 * 1024,
+            "k = 64: hosts, edge, aggregation and core switches"
+        );
+        let mut owner = vec![usize::MAX; nodes];
+        let mut rank_used = vec![false; ranks];
+        let parts = plan["partition"].as_array().unwrap();
+        assert_eq!(parts.len(), ranks);
+        for p in parts {
+            let id = p["id"].as_integer().unwrap() as usize;
+            rank_used[p["rank"].as_integer().unwrap() as usize] = true;
+            for range in p["nodes"].as_str().unwrap().split_whitespace() {
+                let (a, b) = range.split_once('-').unwrap_or((range, range));
+                for n in a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap() {
+                    assert_eq!(owner[n], usize::MAX, "node {n} in two partitions");
+                    owner[n] = id;
+                }
+            }
+        }
+        assert!(
+            owner.iter().all(|&o| o != usize::MAX),
+            "every node has a partition"
+        );
+        assert!(rank_used.iter().all(|&u| u), "every rank holds a partition");
+    }
+}
