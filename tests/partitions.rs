@@ -346,9 +346,10 @@ fn the_k64_fat_tree_splits_onto_1024_and_2048_ranks() {
             rank_used[p["rank"].as_integer().unwrap() as usize] = true;
             for range in p["nodes"].as_str().unwrap().split_whitespace() {
                 let (a, b) = range.split_once('-').unwrap_or((range, range));
-                for n in a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap() {
-                    assert_eq!(owner[n], usize::MAX, "node {n} in two partitions");
-                    owner[n] = id;
+                let (a, b) = (a.parse::<usize>().unwrap(), b.parse::<usize>().unwrap());
+                for (n, o) in owner.iter_mut().enumerate().take(b + 1).skip(a) {
+                    assert_eq!(*o, usize::MAX, "node {n} in two partitions");
+                    *o = id;
                 }
             }
         }
