@@ -96,6 +96,10 @@ pub mod flags {
     /// On data: the sender asks for an immediate ACK (last packet, window full,
     /// retransmission), as UEC's AR flag.
     pub const ACK_REQ: u8 = 16;
+    /// On a NACK: made by a switch that returned the trimmed header to its sender
+    /// (`switch.return_to_sender`), not by the receiver, which never saw the packet. Shares
+    /// its bit with [`ACK_REQ`], which only data carries.
+    pub const RETURNED: u8 = 16;
     /// On data under `lb.policy = "valiant"`: still climbing to the random intermediate
     /// (top-tier switch) its path code names; switches below the top send it up whatever
     /// its destination, the top-tier switch clears it.

@@ -23,7 +23,7 @@ use crate::rng::{stream, Purpose};
 use crate::time::{NEVER_PS, PS_PER_NS};
 use crate::topology::NodeId;
 use crate::transport::receiver::{sack_base, Urgent};
-use crate::transport::{rotor, AckInfo, Receiver, Sender, TransportParams};
+use crate::transport::{rotor, AckInfo, NackFrom, Receiver, Sender, TransportParams};
 use crate::workload::{Flow, Start};
 use hdrhistogram::Histogram;
 use rand_pcg::Pcg32;
@@ -481,10 +481,15 @@ impl Host {
         c.acks_delivered += 1;
         let i = pkt.flow_index;
         let last_hop = pkt.flags & flags::LAST_HOP != 0;
+        let from = if pkt.flags & flags::RETURNED != 0 {
+            NackFrom::Switch
+        } else {
+            NackFrom::Receiver
+        };
         let fresh = match self.flows.get_mut(i).map(|f| &mut f.sender) {
             Some(Sender::Reliable(s)) => {
                 let tx_echo = (pkt.flags & flags::TX_MASK) >> flags::TX_SHIFT;
-                s.on_nack(pkt.seq, tx_echo, last_hop, now_ps)
+                s.on_nack(pkt.seq, tx_echo, last_hop, from, now_ps)
             }
             _ => false,
         };

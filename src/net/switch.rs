@@ -266,8 +266,9 @@ impl Switch {
     /// NDP's return-to-sender: a trimmed header that found its port's header queue full
     /// goes back to the flow's sender as a NACK made here (what the receiver would have
     /// sent: the transmission number, the last-hop mark), routed from this switch like any
-    /// NACK. The receiver never sees the packet, so it sends no pull for it: the sender
-    /// retransmits on a later pull, or on its timeout if none comes.
+    /// NACK, marked [`flags::RETURNED`]. The receiver never sees the packet, so it sends no
+    /// pull for it: the sender retransmits on a later pull, or at once if no pull can come
+    /// (`transport::ndp`).
     #[cold]
     fn return_to_sender<S: Scheduler>(
         &mut self,
@@ -293,7 +294,7 @@ impl Switch {
             via,
             entropy: header.entropy,
             kind: PacketKind::Nack,
-            flags: header.flags & (flags::LAST_HOP | flags::TX_MASK),
+            flags: header.flags & (flags::LAST_HOP | flags::TX_MASK) | flags::RETURNED,
         };
         c.acks_sent += 1;
         c.nacks_sent += 1;

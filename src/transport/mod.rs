@@ -22,7 +22,7 @@ pub(crate) mod seqset;
 use crate::scenario::cc::{DctcpConfig, MswiftConfig, NsccConfig, SwiftConfig};
 use cc::CcEnv;
 pub use receiver::Receiver;
-pub use reliable::{ReliableParams, Send};
+pub use reliable::{NackFrom, ReliableParams, Send};
 
 /// What an ACK tells the sender. RTT samples come from the sender's own record of when it
 /// sent `seq` (the packet has no room to echo it).

@@ -18,7 +18,11 @@
 //!   `retransmit_packet`). And a flow with data to send, no credit and nothing
 //!   outstanding (its last pull was lost: no later pull will make it up) gives itself one
 //!   credit an RTO after it last sent or heard from the receiver (weft's addition: htsim
-//!   relies on return-to-sender, which weft does not model).
+//!   relies on return-to-sender, which weft models only with `switch.return_to_sender`).
+//! - A header returned by a switch (`switch.return_to_sender`, a NACK marked
+//!   `flags::RETURNED`) waits for a pull like a NACKed one, unless nothing else is in
+//!   flight and no pull is owed (the receiver answers each packet with one pull; `answers`
+//!   counts its ACKs and NACKs): then it is resent at once (opera-sim's `processRTS`).
 
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +43,9 @@ pub struct PullCredit {
     last_pull: u32,
     /// Last time the flow sent a packet or heard from its receiver.
     last_heard_ps: u64,
+    /// ACKs and NACKs heard from the receiver: it queues one pull per packet it answers,
+    /// so `answers - last_pull` pulls are still on their way (htsim's `_pull_window`).
+    answers: u32,
 }
 
 impl PullCredit {
@@ -51,6 +58,7 @@ impl PullCredit {
             credit: initial_window_pkts,
             last_pull: 0,
             last_heard_ps: 0,
+            answers: 0,
         }
     }
 
@@ -84,7 +92,19 @@ impl PullCredit {
         self.credit += packets;
     }
 
-    /// The receiver answered (an ACK or NACK) at `now_ps`.
+    /// The receiver answered a packet (an ACK or NACK) at `now_ps`.
+    pub fn answered(&mut self, now_ps: u64) {
+        self.answers = self.answers.saturating_add(1);
+        self.heard(now_ps);
+    }
+
+    /// Pulls the receiver has queued for packets it answered and that have not arrived (an
+    /// estimate: a lost ACK or pull, or ACK coalescing, moves it).
+    pub fn pulls_owed(&self) -> u32 {
+        self.answers.saturating_sub(self.last_pull)
+    }
+
+    /// The flow sent a packet or heard from its receiver at `now_ps`.
     pub fn heard(&mut self, now_ps: u64) {
         self.last_heard_ps = self.last_heard_ps.max(now_ps);
     }

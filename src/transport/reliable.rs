@@ -121,6 +121,14 @@ pub struct Reliable {
     pulls: Option<PullCredit>,
 }
 
+/// Who made a NACK: the receiver (it got the trimmed header) or a switch that returned the
+/// header to its sender ([`crate::packet::flags::RETURNED`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NackFrom {
+    Receiver,
+    Switch,
+}
+
 impl Reliable {
     /// A flow of `packets` packets of `full_bytes` (the last one `last_bytes`) in buffers.
     pub fn new(
@@ -337,7 +345,7 @@ impl Reliable {
     /// Processes an ACK (cumulative point, SACK bits, and the packet it answers).
     pub fn on_ack(&mut self, ack: &AckInfo, now_ps: u64) -> AckEffect {
         if let Some(p) = &mut self.pulls {
-            p.heard(now_ps);
+            p.answered(now_ps);
         }
         let rtt_ps = self
             .record(ack.seq)
@@ -455,9 +463,22 @@ impl Reliable {
     /// packet is not outstanding or the NACK is for an earlier transmission than the one in
     /// flight (late or duplicate NACK: acting on it would resend the packet again). UEC
     /// htsim's `processNack` acts on such NACKs; they are rare with its RTOs.
-    pub fn on_nack(&mut self, seq: u32, tx_echo: u8, last_hop: bool, now_ps: u64) -> bool {
-        if let Some(p) = &mut self.pulls {
-            p.heard(now_ps);
+    ///
+    /// A NACK from a switch (return-to-sender) is no answer from the receiver, which owes
+    /// no pull for it; an NDP flow that then has nothing in flight and no pull owed would
+    /// wait for its starvation timeout, so it resends at once (opera-sim's
+    /// `NdpSrc::processRTS`: "only immediately resend if we're not expecting any more
+    /// pulls"; otherwise it waits for a pull, as there).
+    pub fn on_nack(
+        &mut self,
+        seq: u32,
+        tx_echo: u8,
+        last_hop: bool,
+        from: NackFrom,
+        now_ps: u64,
+    ) -> bool {
+        if let (Some(p), NackFrom::Receiver) = (&mut self.pulls, from) {
+            p.answered(now_ps);
         }
         let latest = |r: &&mut Record| r.state == State::Outstanding && r.tx & 3 == tx_echo & 3;
         let Some(r) = self.record(seq).filter(latest) else {
@@ -465,6 +486,11 @@ impl Reliable {
         };
         let rtt_ps = Some(now_ps.saturating_sub(r.sent_ps));
         self.declare_lost(seq);
+        if let (Some(p), NackFrom::Switch) = (&mut self.pulls, from) {
+            if !p.may_send() && self.in_flight_bytes == 0 && p.pulls_owed() == 0 {
+                p.grant(1);
+            }
+        }
         self.cc.on_nack(&NackSignal {
             now_ps,
             bytes: self.size(seq),
@@ -610,8 +636,11 @@ mod tests {
     fn a_nack_retransmits_that_packet_before_new_data() {
         let mut f = flow(10, 4);
         send_all(&mut f, 0);
-        assert!(f.on_nack(1, 1, false, 50));
-        assert!(!f.on_nack(1, 1, false, 51), "a second NACK is stale");
+        assert!(f.on_nack(1, 1, false, NackFrom::Receiver, 50));
+        assert!(
+            !f.on_nack(1, 1, false, NackFrom::Receiver, 51),
+            "a second NACK is stale"
+        );
         assert_eq!(f.in_flight_bytes(), 300);
         let s = f.next_seq(60).unwrap();
         assert_eq!(
@@ -704,11 +733,39 @@ mod tests {
         assert_eq!(f.on_pull(1, 10), 1);
         assert_eq!(seqs(send_all(&mut f, 10)), [2]);
         // A NACK alone sends nothing; the next pull resends the NACKed packet.
-        assert!(f.on_nack(2, 1, true, 20));
+        assert!(f.on_nack(2, 1, true, NackFrom::Receiver, 20));
         assert!(send_all(&mut f, 20).is_empty());
         f.on_pull(2, 25);
         let r = f.next_seq(25).unwrap();
         assert!(r.retransmission && r.seq == 2);
+    }
+
+    #[test]
+    fn a_returned_header_is_resent_at_once_only_when_no_pull_can_come() {
+        // Two packets in flight: the switch returns packet 0; packet 1's answer will bring a
+        // pull, so packet 0 waits for it.
+        let mut f = flow(4, 100).with_pull_credit(2);
+        send_all(&mut f, 0);
+        assert!(f.on_nack(0, 1, false, NackFrom::Switch, 10));
+        assert!(send_all(&mut f, 10).is_empty(), "packet 1 is in flight");
+        // Packet 1 is acknowledged: the receiver owes its pull, still no resend.
+        let mut a = ack(1, 0, 0);
+        a.sack_base = 2;
+        f.on_ack(&a, 20);
+        assert_eq!(f.in_flight_bytes(), 0);
+        assert!(send_all(&mut f, 20).is_empty(), "a pull is owed");
+        // Its pull comes and resends packet 0.
+        f.on_pull(1, 30);
+        let r = f.next_seq(30).unwrap();
+        assert!(r.retransmission && r.seq == 0);
+        // Now packet 0 (the only one in flight, no pull owed: pull 1 came) is returned again:
+        // nothing could pull it, so it goes at once, as the second transmission's echo says.
+        assert!(f.on_nack(0, 2, false, NackFrom::Switch, 40));
+        let r = f.next_seq(40).unwrap();
+        assert!(r.retransmission && r.seq == 0 && r.tx == 3);
+        // The same from the receiver (it saw the header): its pull will come, no resend.
+        assert!(f.on_nack(0, 3, false, NackFrom::Receiver, 50));
+        assert!(send_all(&mut f, 50).is_empty());
     }
 
     #[test]
@@ -738,11 +795,11 @@ mod tests {
         assert_eq!(f.on_timeout(1_000).len(), 1);
         assert_eq!(f.next_seq(1_100).unwrap().tx, 2);
         assert!(
-            !f.on_nack(0, 1, false, 1_200),
+            !f.on_nack(0, 1, false, NackFrom::Receiver, 1_200),
             "NACK of transmission 1 while 2 is out"
         );
         assert!(
-            f.on_nack(0, 2, false, 1_300),
+            f.on_nack(0, 2, false, NackFrom::Receiver, 1_300),
             "NACK of the transmission in flight"
         );
     }
