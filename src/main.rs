@@ -632,6 +632,9 @@ fn write_outputs(
     } else {
         print!("{}", summary.to_text());
     }
+    if out.is_none() && s.report.flow_log {
+        eprintln!("warning: report.flow_log is set but flows.csv is written only with --out DIR");
+    }
     if let Some(dir) = out {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("--out: cannot create {}", dir.display()))?;
@@ -658,6 +661,11 @@ fn write_outputs(
         let path = dir.join("node_events.csv");
         let csv = weft::engine::weights::to_csv(&output.node_events);
         std::fs::write(&path, csv).with_context(|| format!("writing {}", path.display()))?;
+        if s.report.flow_log {
+            let path = dir.join("flows.csv");
+            let csv = weft::metrics::flow_log::to_csv(&m.flow_log, &output.phase_names);
+            std::fs::write(&path, csv).with_context(|| format!("writing {}", path.display()))?;
+        }
         if !m.flow_events.is_empty() {
             let path = dir.join("flow_events.csv");
             let csv = weft::metrics::timeseries::flow_events_csv(&m.flow_events);

@@ -104,6 +104,8 @@ pub struct Model {
     pub trace_hosts: Vec<u32>,
     /// Upper edges of the FCT size bins, in bytes (`report.fct_bins_bytes`; empty: off).
     pub fct_bins_bytes: Vec<u64>,
+    /// Every completed flow is logged (`report.flow_log`).
+    pub flow_log: bool,
     /// With failed links: the max-concurrent-flow rate of the instance (`metrics::rho_max`).
     pub rho_max: Option<RhoMax>,
     /// Opera: RotorLB, the bulk transport (`transport/rotor.rs`); None on other fabrics.
@@ -178,6 +180,7 @@ impl Model {
             sample_ps: ((s.report.timeseries_us * PS_PER_US as f64).round() as u64).max(1),
             trace_hosts: s.report.trace_hosts.clone(),
             fct_bins_bytes: s.report.fct_bins_bytes.iter().map(|&b| b as u64).collect(),
+            flow_log: s.report.flow_log,
             network_rtt_ps: Model::network_rtt_ps(s, &fabric),
             line_rate_bps: fabric.link(0, 0).rate.bps,
             forwarding_ps: (s.switch.forwarding_latency_ns * PS_PER_NS as f64).round() as u64,

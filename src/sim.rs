@@ -142,6 +142,7 @@ struct RankReport {
     series: Option<crate::metrics::Timeseries>,
     cwnd: Vec<crate::metrics::CwndPoint>,
     flow_events: Vec<crate::metrics::FlowEvent>,
+    flow_log: Vec<crate::metrics::FlowRecord>,
     phases: Vec<crate::metrics::PhaseStats>,
     phase_latency_v2: Vec<Vec<u8>>,
     phase_fct_v2: Vec<Vec<u8>>,
@@ -332,6 +333,7 @@ pub fn simulate_checkpointed(
         series: None,
         cwnd: vec![],
         flow_events: vec![],
+        flow_log: vec![],
         phases: vec![],
         phase_latency_v2: vec![],
         phase_fct_v2: vec![],
@@ -358,6 +360,7 @@ pub fn simulate_checkpointed(
     report.series = metrics.series.take();
     report.cwnd = std::mem::take(&mut metrics.cwnd);
     report.flow_events = std::mem::take(&mut metrics.flow_events);
+    report.flow_log = std::mem::take(&mut metrics.flow_log);
     report.phases = std::mem::take(&mut metrics.phases);
     report.phase_latency_v2 = metrics
         .phase_latency_ns
@@ -404,6 +407,7 @@ pub fn simulate_checkpointed(
             .expect("histograms share bounds");
         merged.merge_series(r.series.as_ref(), &r.cwnd);
         merged.merge_flow_events(&r.flow_events);
+        merged.merge_flow_log(&r.flow_log);
         phases::merge(&mut merged.phases, &r.phases);
         let phase_latency: Vec<_> = r
             .phase_latency_v2

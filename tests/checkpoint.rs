@@ -13,11 +13,11 @@ const BIN: &str = env!("CARGO_BIN_EXE_weft");
 
 /// Paced hosts (NIC wake-up timers pending at any time), DRILL with periodic refresh timers,
 /// buffers of two packets (drops; no loss recovery: the run ends idle with flows incomplete).
-const PACED: &str = "seed = 3\n[topology]\nk = 6\n[lb]\npolicy = \"drill\"\nstate_update_period_ns = 1500.0\n[host]\nload = 0.8\n[switch]\nbuffer_bytes = 8316\necn_threshold_bytes = 4000\n[workload]\nmessage_bytes = 400000\n[report]\ntrace_hosts = [0, 7]\n";
+const PACED: &str = "seed = 3\n[topology]\nk = 6\n[lb]\npolicy = \"drill\"\nstate_update_period_ns = 1500.0\n[host]\nload = 0.8\n[switch]\nbuffer_bytes = 8316\necn_threshold_bytes = 4000\n[workload]\nmessage_bytes = 400000\n[report]\ntrace_hosts = [0, 7]\nflow_log = true\n";
 
 /// NSCC over REPS with trimming, ECN ramps, random loss and RTO timers: a reliable transport
 /// that retransmits after drops.
-const NSCC: &str = "seed = 5\n[topology]\nk = 6\n[lb]\npolicy = \"reps\"\n[host]\ncc = \"nscc\"\nload = 1.0\n[switch]\nbuffer_bytes = 30000\ntrim = true\necn = \"ramp\"\nloss_fraction = 0.01\n[workload]\nmessage_bytes = 400000\n[report]\ntrace_hosts = [0, 7]\n";
+const NSCC: &str = "seed = 5\n[topology]\nk = 6\n[lb]\npolicy = \"reps\"\n[host]\ncc = \"nscc\"\nload = 1.0\n[switch]\nbuffer_bytes = 30000\ntrim = true\necn = \"ramp\"\nloss_fraction = 0.01\n[workload]\nmessage_bytes = 400000\n[report]\ntrace_hosts = [0, 7]\nflow_log = true\n";
 
 fn weft(args: &[&str]) -> Output {
     weft_env(args, &[])
@@ -56,7 +56,7 @@ fn s(p: &Path) -> &str {
 }
 
 /// What must be identical: `results`, and every other file `--out` wrote (latency.hlog,
-/// node_events.csv, timeseries.csv, cwnd.csv), by name.
+/// node_events.csv, timeseries.csv, cwnd.csv, flows.csv), by name.
 type Outputs = (Value, Vec<(String, Vec<u8>)>);
 
 fn outputs(out: &Path) -> Outputs {
@@ -76,6 +76,7 @@ fn outputs(out: &Path) -> Outputs {
         "node_events.csv",
         "timeseries.csv",
         "cwnd.csv",
+        "flows.csv",
     ] {
         assert!(names.contains(&want), "{want} in {names:?}");
     }

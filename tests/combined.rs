@@ -157,6 +157,90 @@ fn without_the_tag_the_cutoff_decides_and_results_do_not_depend_on_the_split() {
 }
 
 #[test]
+fn the_flow_log_holds_every_completed_flow_once_and_its_fcts_make_the_phase_histograms() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = opera(dir.path(), Some(BULK_SHUFFLE));
+    s.report.flow_log = true;
+    let o = common::run(&s, 1, 1);
+    let log = &o.metrics.flow_log;
+    let r = Summary::new(&o, serde_json::to_value(&s).unwrap()).results;
+    assert_eq!(log.len() as u64, r["flows"]["completed"].as_u64().unwrap());
+    let w = workload(&s);
+    let mut seen = std::collections::BTreeSet::new();
+    for f in log {
+        assert!(seen.insert((f.src, f.index)), "{f:?} logged twice");
+        let flow = w.flow(f.src, f.index);
+        assert_eq!((f.dst, f.bytes), (flow.dst, flow.bytes), "{f:?}");
+        assert_eq!(Some(f.start_ps), flow.start_at_ps(), "{f:?}");
+        assert_eq!(Some(f.phase), w.phase_of(f.src, f.index), "{f:?}");
+    }
+    assert!(
+        log.windows(2).all(|p| p[0] < p[1]),
+        "sorted by start, then flow"
+    );
+    // Each phase's FCT histogram, rebuilt from the log, gives the summary's percentiles.
+    for (phase, p) in r["phases"].as_array().unwrap().iter().enumerate() {
+        let mut h = weft::metrics::new_histogram();
+        for f in log.iter().filter(|f| f.phase as usize == phase) {
+            weft::metrics::record_ns(&mut h, f.fct_ps / 1000);
+        }
+        let fct = &p["fct_ns"];
+        assert_eq!(fct["count"].as_u64().unwrap(), h.len(), "{}", p["name"]);
+        for (q, key) in [(0.5, "p50"), (0.99, "p99")] {
+            assert_eq!(
+                fct[key].as_f64().unwrap(),
+                h.value_at_quantile(q) as f64,
+                "{} {key}",
+                p["name"]
+            );
+        }
+    }
+    let split = common::run(&s, 2, 4);
+    assert_eq!(&split.metrics.flow_log, log, "2 threads, 4 partitions");
+    s.report.flow_log = false;
+    assert!(
+        common::run(&s, 1, 1).metrics.flow_log.is_empty(),
+        "off by default"
+    );
+}
+
+/// `scenarios/opera/fct_by_arrival.sh` splits a flows.csv at the shuffle's start and takes
+/// nearest-rank percentiles of the small flows of one phase.
+#[test]
+fn fct_by_arrival_splits_the_flow_log_at_the_given_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("src,index,dst,bytes,start_ps,fct_ps,phase\n");
+    // Before 1 µs: FCTs 1..=100 µs (p50 50, p99 99); from 1 µs: 2, 4 µs; a large flow and
+    // a shuffle flow that must be left out.
+    for i in 1..=100u64 {
+        csv += &format!("0,{i},1,1000,{},{},poisson\n", 500_000, i * 1_000_000);
+    }
+    csv += "0,0,1,9000,1000000,2000000,poisson\n0,101,1,10000,2000000,4000000,poisson\n";
+    csv += "0,102,1,10001,2000000,9000000,poisson\n0,103,1,100,2000000,9000000,shuffle\n";
+    std::fs::write(dir.path().join("flows.csv"), csv).unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/opera/fct_by_arrival.sh"
+    );
+    let o = std::process::Command::new(script)
+        .args([dir.path().to_str().unwrap(), "1"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "arrived before 1 us: 100 flows, FCT p50 50.0 us, p99 99.0 us\n\
+         arrived from   1 us: 2 flows, FCT p50 2.0 us, p99 4.0 us\n"
+    );
+    let missing = std::process::Command::new(script)
+        .arg(dir.path().join("nothing").to_str().unwrap())
+        .output()
+        .unwrap();
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("flows.csv: no such file"));
+}
+
+#[test]
 fn combined_runs_on_a_static_fabric() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("sizes.csv"), CDF).unwrap();

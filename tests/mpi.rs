@@ -153,12 +153,13 @@ fn ring_collectives_are_identical_for_any_ranks_and_threads() {
     let s = dir.path().join("ring.toml");
     std::fs::write(
         &s,
-        "seed = 3\n[topology]\nk = 6\n[report]\ntrace_hosts = [0, 20, 53]\n[workload]\nkind = \"ring\"\nmessage_bytes = 884736\nstep_delay_ns = 50.0\n",
+        "seed = 3\n[topology]\nk = 6\n[report]\ntrace_hosts = [0, 20, 53]\nflow_log = true\n[workload]\nkind = \"ring\"\nmessage_bytes = 884736\nstep_delay_ns = 50.0\n",
     )
     .unwrap();
     let s = s.to_str().unwrap();
     let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
     let events = |name: &str| std::fs::read(dir.path().join(name).join("flow_events.csv")).unwrap();
+    let flows = |name: &str| std::fs::read(dir.path().join(name).join("flows.csv")).unwrap();
     let o = standalone(&["run", s, "--out", &out("ref")]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let reference = outputs(&dir.path().join("ref"));
@@ -184,6 +185,7 @@ fn ring_collectives_are_identical_for_any_ranks_and_threads() {
             events("ref"),
             "flow_events.csv, mpirun -n {n}"
         );
+        assert_eq!(flows(&name), flows("ref"), "flows.csv, mpirun -n {n}");
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod bound;
 pub mod fct_bins;
+pub mod flow_log;
 pub mod histogram_wire;
 pub mod phases;
 mod port_stats;
@@ -13,6 +14,7 @@ mod stages;
 pub mod timeseries;
 pub(crate) mod workload_bound;
 
+pub use flow_log::FlowRecord;
 pub use phases::PhaseStats;
 pub use port_stats::PortStats;
 pub use stages::StageStats;
@@ -212,6 +214,8 @@ pub struct Metrics {
     pub cwnd: Vec<CwndPoint>,
     /// Flow starts and arrivals at `report.trace_hosts` (workloads with triggers only).
     pub flow_events: Vec<FlowEvent>,
+    /// Every completed flow (`report.flow_log`), in [`FlowRecord`] order once merged.
+    pub flow_log: Vec<FlowRecord>,
     /// Per-phase measurements, indexed by `Workload::phase_of` (empty without phases).
     pub phases: Vec<PhaseStats>,
     /// One-way latency of the data packets of each phase's flows, in ns, indexed like
@@ -235,6 +239,7 @@ impl Default for Metrics {
             series: None,
             cwnd: Vec::new(),
             flow_events: Vec::new(),
+            flow_log: Vec::new(),
             phases: Vec::new(),
             phase_latency_ns: Vec::new(),
             fct_by_size_ns: Vec::new(),
@@ -253,6 +258,7 @@ impl Metrics {
             series: None,
             cwnd: Vec::new(),
             flow_events: Vec::new(),
+            flow_log: Vec::new(),
             phases: Vec::new(),
             phase_latency_ns: Vec::new(),
             fct_by_size_ns: Vec::new(),
@@ -270,6 +276,7 @@ impl Metrics {
             .expect("auto-resizing histograms always merge");
         self.merge_series(o.series.as_ref(), &o.cwnd);
         self.merge_flow_events(&o.flow_events);
+        self.merge_flow_log(&o.flow_log);
         phases::merge(&mut self.phases, &o.phases);
         self.merge_phase_latency(&o.phase_latency_ns);
         merge_indexed(&mut self.fct_by_size_ns, &o.fct_by_size_ns);
@@ -287,6 +294,15 @@ impl Metrics {
         if !events.is_empty() {
             self.flow_events.extend_from_slice(events);
             self.flow_events.sort_unstable();
+        }
+    }
+
+    /// Merges flow records (kept in [`FlowRecord`] order, which does not depend on the
+    /// split: a flow completes in exactly one partition).
+    pub fn merge_flow_log(&mut self, records: &[FlowRecord]) {
+        if !records.is_empty() {
+            self.flow_log.extend_from_slice(records);
+            self.flow_log.sort_unstable();
         }
     }
 

@@ -3,6 +3,7 @@
 //! for a bulk flow): its FCT overall, by size bin and by phase, and the completion counters.
 //! One place, so the two transports that complete flows measure them alike.
 
+use crate::metrics::flow_log::{FlowRecord, NO_PHASE};
 use crate::metrics::{fct_bins, phases, record_indexed_ns, record_ns, Metrics};
 use crate::model::Model;
 use crate::time::PS_PER_NS;
@@ -22,6 +23,17 @@ pub fn record_completion(
     if !m.fct_bins_bytes.is_empty() {
         let bin = fct_bins::bin_of(&m.fct_bins_bytes, flow.bytes);
         record_indexed_ns(&mut mx.fct_by_size_ns, bin, fct_ns);
+    }
+    if m.flow_log {
+        mx.flow_log.push(FlowRecord {
+            start_ps,
+            src,
+            index: i,
+            dst: flow.dst,
+            bytes: flow.bytes,
+            fct_ps: now_ps - start_ps,
+            phase: m.workload.phase_of(src, i).unwrap_or(NO_PHASE),
+        });
     }
     let c = &mut mx.counters;
     c.flows_completed += 1;

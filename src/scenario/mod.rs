@@ -1298,6 +1298,10 @@ pub struct ReportConfig {
     /// histograms, in bytes, increasing (default 10^4, 10^5, 10^6, 10^7, 10^8; an overflow
     /// bin follows the last; empty: off).
     pub fct_bins_bytes: Vec<f64>,
+    /// Log every completed flow (`flows.csv` under `--out`: source, destination, bytes,
+    /// start, FCT, phase), for FCTs split by arrival time, pair or size that the
+    /// histograms cannot give.
+    pub flow_log: bool,
 }
 
 impl Default for ReportConfig {
@@ -1306,6 +1310,7 @@ impl Default for ReportConfig {
             timeseries_us: 1.0,
             trace_hosts: Vec::new(),
             fct_bins_bytes: crate::metrics::fct_bins::DEFAULT_EDGES_BYTES.to_vec(),
+            flow_log: false,
         }
     }
 }
