@@ -421,17 +421,18 @@ fn signalled_job_checkpoints_requeues_and_resumes() {
         return;
     }
     let dir = workdir();
-    // About 5 s on 2 ranks: long enough to be signalled mid-run.
+    // 20 ms of simulated time, about 8 s on 2 ranks here (176 M events): long enough to be
+    // signalled mid-run, given that the test polls every 0.5 s (a 1 ms run, 0.4 s, was not).
     let overrides = [
         "--set",
         "topology.k=4",
         "--set",
-        "workload.message_bytes=100000000",
+        "workload.message_bytes=2000000000",
     ];
     let q = quickstart();
     let mut args = vec![q.as_str()];
     args.extend(overrides);
-    args.extend(["--checkpoint-every", "100us"]);
+    args.extend(["--checkpoint-every", "1ms"]);
     let job_name = format!("weft-test-{}-requeue", std::process::id());
     let out = Command::new("sbatch")
         .args(["--parsable", "--time=00:05:00", "--ntasks=2"])
