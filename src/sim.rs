@@ -454,6 +454,7 @@ pub fn simulate_checkpointed(
             loop_stats.remote_bytes += l.remote_bytes;
         }
     }
+    merged.sort_logs();
     let c = &merged.counters;
     // Packet conservation: every data packet sent was delivered whole, delivered as a
     // trimmed header, returned to its sender (as a NACK, counted with the ACKs), dropped,

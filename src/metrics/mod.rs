@@ -289,21 +289,23 @@ impl Metrics {
         merge_indexed(&mut self.phase_latency_ns, o);
     }
 
-    /// Merges flow events (kept in time order).
+    /// Appends flow events; [`Metrics::sort_logs`] orders them once every part is in.
     pub fn merge_flow_events(&mut self, events: &[FlowEvent]) {
-        if !events.is_empty() {
-            self.flow_events.extend_from_slice(events);
-            self.flow_events.sort_unstable();
-        }
+        self.flow_events.extend_from_slice(events);
     }
 
-    /// Merges flow records (kept in [`FlowRecord`] order, which does not depend on the
-    /// split: a flow completes in exactly one partition).
+    /// Appends flow records; [`Metrics::sort_logs`] orders them once every part is in.
     pub fn merge_flow_log(&mut self, records: &[FlowRecord]) {
-        if !records.is_empty() {
-            self.flow_log.extend_from_slice(records);
-            self.flow_log.sort_unstable();
-        }
+        self.flow_log.extend_from_slice(records);
+    }
+
+    /// Puts the flow events in time order and the flow log in [`FlowRecord`] order, which
+    /// do not depend on the split (each event and each completion happens in exactly one
+    /// partition). Called once after the last merge: sorting after each of P merges would
+    /// cost P sorts of a growing log.
+    pub fn sort_logs(&mut self) {
+        self.flow_events.sort_unstable();
+        self.flow_log.sort_unstable();
     }
 
     /// Merges time series and window traces (kept in time order).
