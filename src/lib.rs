@@ -3,7 +3,7 @@
 //!
 //! Layers, lowest first (a module uses only modules above it in this list):
 //! `time`, `rng`, `packet`, `scenario` → `topology` → `workload` → `contention`, `metrics` → `lb` →
-//! `transport` → `model` → `net` → `engine` → `sim` → `report`, `validate_cmd` → `sweep`.
+//! `transport` → `model` → `net` → `engine` → `sim` → `report`, `validate_cmd` → `sweep` → `reproduce`.
 
 pub mod checkpoint;
 pub mod contention;
@@ -15,6 +15,7 @@ pub mod net;
 pub mod opera_faults_cmd;
 pub mod packet;
 pub mod report;
+pub mod reproduce;
 pub mod rng;
 pub mod scenario;
 pub mod sim;

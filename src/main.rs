@@ -12,6 +12,7 @@ use weft::report::{write_run_hlog, Summary};
 use weft::scenario::load_scenario;
 use weft::sim::{simulate_checkpointed, Outcome, ReportedElsewhere, RunOptions};
 
+mod reproduce_cli;
 mod sweep_cli;
 
 /// Most worker threads `--threads` accepts.
@@ -187,6 +188,9 @@ enum Cmd {
     Collect(sweep_cli::CollectArgs),
     /// One figure (SVG or PNG) from summary.csv, summary.json, .hlog files or timeseries.csv.
     Plot(sweep_cli::PlotArgs),
+    /// Check the seed papers' claims (scenarios/reproduce/claims/): run the sweeps they need at
+    /// a size, evaluate each claim, write report.md and report.csv.
+    Reproduce(reproduce_cli::ReproduceArgs),
 }
 
 /// The process's place in the job: a lone process, or an MPI rank.
@@ -544,7 +548,8 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
         Cmd::Sweep(a) if root => sweep_cli::sweep(a),
         Cmd::Collect(a) if root => sweep_cli::collect(a),
         Cmd::Plot(a) if root => sweep_cli::plot(a),
-        Cmd::Sweep(_) | Cmd::Collect(_) | Cmd::Plot(_) => Ok(()),
+        Cmd::Reproduce(a) if root => reproduce_cli::reproduce(a),
+        Cmd::Sweep(_) | Cmd::Collect(_) | Cmd::Plot(_) | Cmd::Reproduce(_) => Ok(()),
     }
 }
 

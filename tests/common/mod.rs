@@ -151,3 +151,11 @@ ecn_threshold_bytes = 12000
 "#
     )
 }
+
+/// The `weft` binary run with `args`.
+pub fn weft_cmd(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(args)
+        .output()
+        .expect("run weft")
+}

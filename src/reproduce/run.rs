@@ -1,0 +1,400 @@
+//! Runs a reproduction: picks the claims, runs (or resumes) the sweeps they need at the chosen
+//! size through the sweep runner, collects each sweep, evaluates every claim and draws the
+//! figures. The report is written by the caller from what this returns.
+//!
+//! Output layout: `OUT/sweeps/PAPER-KEY.toml` (the sweep file at this size),
+//! `OUT/sweeps/PAPER-KEY/` (its points, `runs.csv`, `summary.csv`), `OUT/figures/*.svg`.
+
+use super::claims::{BadClaim, ClaimsFile};
+use super::report::SweepCost;
+use super::size::{derived_sweep, write_derived, Size};
+use super::table::SummaryTable;
+use super::verdict::{evaluate, Outcome, Verdict};
+use crate::sweep::plot::figure::Figure;
+use crate::sweep::{collect, plot, runner, slurm, spec::SweepSpec};
+use anyhow::{anyhow, bail, Context, Result};
+use plotters::chart::SeriesLabelPosition;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub struct Options {
+    pub size: Size,
+    /// Points run at once (default: the CPUs over the sweep's threads).
+    pub jobs: Option<usize>,
+    pub out: PathBuf,
+    /// Write each sweep's Slurm array script instead of running.
+    pub slurm: bool,
+    /// The binary that runs the points.
+    pub weft_bin: PathBuf,
+}
+
+/// The claims of one paper chosen by the command line.
+pub struct Chosen {
+    pub file: ClaimsFile,
+    /// Indices into `file.claims`.
+    pub claims: Vec<usize>,
+    /// The malformed claims of the file that the selection covers.
+    pub bad: Vec<BadClaim>,
+}
+
+/// The claims files of `dir` (`*.toml`), by paper name.
+pub fn papers(dir: &Path) -> Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("{}: cannot read the claims folder", dir.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Whether claim `id` falls under `prefix`, whole dot-separated parts only: `ofan.fig1`
+/// covers `ofan.fig1.util`, not `ofan.fig12.dctcp`.
+pub fn covered_by(id: &str, prefix: &str) -> bool {
+    id == prefix
+        || id
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with('.'))
+}
+
+/// Resolves `args` (paper names or claim-id prefixes; none: every paper) against the claims
+/// files of `dir`.
+pub fn choose(dir: &Path, args: &[String]) -> Result<Vec<Chosen>> {
+    let files = papers(dir)?;
+    let names: Vec<String> = files.iter().map(|f| stem(f)).collect();
+    if files.is_empty() {
+        bail!("{}: no claims files (*.toml)", dir.display());
+    }
+    // Per paper: None = the whole paper, Some(prefixes) = the claims under those prefixes.
+    let mut wanted: BTreeMap<String, Option<Vec<String>>> = BTreeMap::new();
+    if args.is_empty() {
+        for n in &names {
+            wanted.insert(n.clone(), None);
+        }
+    }
+    for a in args {
+        let paper = a.split('.').next().unwrap_or("");
+        if !names.iter().any(|n| n == paper) {
+            bail!(
+                "{a}: unknown paper or claim id (papers: {})",
+                names.join(", ")
+            );
+        }
+        let entry = wanted.entry(paper.to_string()).or_insert(Some(Vec::new()));
+        if a == paper {
+            *entry = None;
+        } else if let Some(list) = entry {
+            list.push(a.clone());
+        }
+    }
+    let mut out = Vec::new();
+    for (paper, prefixes) in wanted {
+        let path = &files[names
+            .iter()
+            .position(|n| *n == paper)
+            .expect("a known paper")];
+        let file = ClaimsFile::load(path)?;
+        if file.paper != paper {
+            bail!(
+                "{}: paper: {:?}, but the file is named {paper}.toml",
+                path.display(),
+                file.paper
+            );
+        }
+        let covers = |id: &str| {
+            prefixes
+                .as_ref()
+                .is_none_or(|ps| ps.iter().any(|p| covered_by(id, p)))
+        };
+        if let Some(ps) = &prefixes {
+            for p in ps {
+                if !file.claims.iter().any(|c| covered_by(&c.id, p))
+                    && !file.bad.iter().any(|b| covered_by(&b.id, p))
+                {
+                    bail!(
+                        "{p}: unknown paper or claim id (no claim of {} is {p} or under it)",
+                        path.display()
+                    );
+                }
+            }
+        }
+        let claims = (0..file.claims.len())
+            .filter(|&i| covers(&file.claims[i].id))
+            .collect();
+        let bad = file
+            .bad
+            .iter()
+            .filter(|b| prefixes.is_none() || covers(&b.id))
+            .cloned()
+            .collect();
+        out.push(Chosen { file, claims, bad });
+    }
+    Ok(out)
+}
+
+/// One paper's results.
+pub struct PaperResult {
+    pub paper: String,
+    pub title: String,
+    pub outcomes: Vec<Outcome>,
+    pub claim_sweeps: Vec<String>,
+    pub sweeps: Vec<SweepCost>,
+    pub figures: Vec<String>,
+    /// Sweeps with failed points, and figures that could not be drawn.
+    pub problems: Vec<String>,
+}
+
+/// The value of a TOML value as a summary.csv cell holds it (strings without quotes).
+fn cell_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// Every value each field of the sweep takes at any of its sizes.
+fn known_values(file: &ClaimsFile, key: &str) -> Result<BTreeMap<String, Vec<String>>> {
+    let def = file.sweep(key).expect("a claim's sweep exists");
+    let base = SweepSpec::load(&def.file)
+        .with_context(|| format!("{}: sweep.{key}", file.path.display()))?;
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for o in def.sizes.values() {
+        let text = derived_sweep(&base, key, o)?;
+        let spec = SweepSpec::parse(&text, &def.file)?;
+        let fixed = spec.fixed.iter().map(|a| (&a.field, vec![a.value.clone()]));
+        let lists = spec
+            .grid
+            .iter()
+            .chain(&spec.zip)
+            .map(|(f, v)| (f, v.clone()));
+        for (field, values) in fixed.chain(lists) {
+            let known = out.entry(field.clone()).or_default();
+            for v in values {
+                let t = cell_text(&v);
+                if !known.contains(&t) {
+                    known.push(t);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The sweeps the chosen claims (and the figures drawn from those sweeps) need, in the order
+/// of first use.
+fn needed_sweeps(c: &Chosen, size: Size) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for &i in &c.claims {
+        let claim = &c.file.claims[i];
+        let runs = c
+            .file
+            .sweep(&claim.sweep)
+            .is_some_and(|s| s.sizes.contains_key(&size));
+        if claim.sizes.contains(&size) && runs && !keys.contains(&claim.sweep) {
+            keys.push(claim.sweep.clone());
+        }
+    }
+    keys
+}
+
+fn jobs_for(spec: &SweepSpec, jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (cpus / spec.threads).max(1)
+    })
+}
+
+/// Writes each needed sweep's Slurm array script; returns the scripts.
+pub fn write_slurm(chosen: &[Chosen], o: &Options) -> Result<Vec<PathBuf>> {
+    let mut scripts = Vec::new();
+    for c in chosen {
+        for key in needed_sweeps(c, o.size) {
+            let (spec, dir) = derive(c, &key, o)?;
+            spec.validate_points()?;
+            scripts.push(slurm::write(&spec, &dir, &o.weft_bin)?);
+        }
+    }
+    Ok(scripts)
+}
+
+fn derive(c: &Chosen, key: &str, o: &Options) -> Result<(SweepSpec, PathBuf)> {
+    let def = c.file.sweep(key).expect("a claim's sweep exists");
+    let name = format!("{}-{key}", c.file.paper);
+    let sweeps = o.out.join("sweeps");
+    let spec = write_derived(
+        &def.file,
+        &name,
+        &def.sizes[&o.size],
+        &sweeps.join(format!("{name}.toml")),
+    )
+    .with_context(|| format!("{}: sweep.{key}", c.file.path.display()))?;
+    Ok((spec, sweeps.join(&name)))
+}
+
+/// Runs what the chosen claims need and evaluates them.
+pub fn run(chosen: &[Chosen], o: &Options) -> Result<Vec<PaperResult>> {
+    let total: usize = chosen.iter().map(|c| needed_sweeps(c, o.size).len()).sum();
+    let mut step = 0;
+    let mut results = Vec::new();
+    for c in chosen {
+        let mut tables: BTreeMap<String, SummaryTable> = BTreeMap::new();
+        let mut why_not: BTreeMap<String, String> = BTreeMap::new();
+        let mut sweeps = Vec::new();
+        let mut problems = Vec::new();
+        for key in needed_sweeps(c, o.size) {
+            step += 1;
+            let (spec, dir) = derive(c, &key, o)?;
+            eprintln!(
+                "reproduce: [{step}/{total}] sweep {} at size {}: {} points",
+                spec.name,
+                o.size.name(),
+                spec.len()
+            );
+            if let Err(e) = spec.validate_points() {
+                let msg = format!("{e:#}").replace('\n', "; ");
+                problems.push(msg.clone());
+                why_not.insert(key.clone(), format!("sweep {} not run: {msg}", spec.name));
+                continue;
+            }
+            let opts = runner::RunnerOptions {
+                out: dir.clone(),
+                jobs: jobs_for(&spec, o.jobs),
+                only: None,
+                weft_bin: o.weft_bin.clone(),
+            };
+            let ran = runner::run(&spec, &opts)?;
+            if !ran.failed.is_empty() {
+                problems.push(format!(
+                    "sweep {}: {} of {} points failed (see stderr.txt in {})",
+                    spec.name,
+                    ran.failed.len(),
+                    ran.ran,
+                    ran.failed[0].display()
+                ));
+            }
+            match collect::collect(&dir) {
+                Ok(col) => {
+                    collect::write(&dir, &col)?;
+                    let wall = col.runs.header.iter().position(|h| h == "wall_s");
+                    let run_s = wall.map_or(0.0, |w| {
+                        col.runs
+                            .rows
+                            .iter()
+                            .filter_map(|r| r[w].parse::<f64>().ok())
+                            .sum()
+                    });
+                    sweeps.push(SweepCost {
+                        name: key.clone(),
+                        points: col.runs.rows.len(),
+                        run_s,
+                    });
+                    let table = SummaryTable::read(
+                        &dir.join("summary.csv"),
+                        &spec.name,
+                        known_values(&c.file, &key)?,
+                    )?;
+                    tables.insert(key.clone(), table);
+                }
+                Err(e) => {
+                    why_not.insert(key.clone(), format!("sweep {}: {e:#}", spec.name));
+                }
+            }
+        }
+        let mut outcomes = Vec::new();
+        let mut claim_sweeps = Vec::new();
+        for &i in &c.claims {
+            let claim = &c.file.claims[i];
+            let defined = c
+                .file
+                .sweep(&claim.sweep)
+                .is_some_and(|s| s.sizes.contains_key(&o.size));
+            let why = if !claim.sizes.contains(&o.size) {
+                format!("not evaluated at size {}", o.size.name())
+            } else if !defined {
+                format!("sweep {} has no size {}", claim.sweep, o.size.name())
+            } else {
+                why_not.get(&claim.sweep).cloned().unwrap_or_default()
+            };
+            let table = claim
+                .sizes
+                .contains(&o.size)
+                .then(|| tables.get(&claim.sweep))
+                .flatten();
+            outcomes.push(evaluate(claim, table, &why));
+            claim_sweeps.push(claim.sweep.clone());
+        }
+        for b in &c.bad {
+            outcomes.push(Outcome {
+                id: b.id.clone(),
+                figure: String::new(),
+                paper: String::new(),
+                weft: String::new(),
+                test: String::new(),
+                verdict: Verdict::Error,
+                note: b.error.clone(),
+                known: false,
+            });
+            claim_sweeps.push(String::new());
+        }
+        let figures = draw_figures(c, &tables, o, &mut problems);
+        results.push(PaperResult {
+            paper: c.file.paper.clone(),
+            title: c.file.title.clone(),
+            outcomes,
+            claim_sweeps,
+            sweeps,
+            figures,
+            problems,
+        });
+    }
+    Ok(results)
+}
+
+/// Draws the file's figures whose sweep ran; returns their paths relative to OUT.
+fn draw_figures(
+    c: &Chosen,
+    tables: &BTreeMap<String, SummaryTable>,
+    o: &Options,
+    problems: &mut Vec<String>,
+) -> Vec<String> {
+    let mut drawn = Vec::new();
+    for f in &c.file.figures {
+        if !tables.contains_key(&f.sweep) {
+            continue;
+        }
+        let csv = o
+            .out
+            .join("sweeps")
+            .join(format!("{}-{}", c.file.paper, f.sweep))
+            .join("summary.csv");
+        let rel = format!("figures/{}-{}.svg", c.file.paper, f.id);
+        let path = o.out.join(&rel);
+        let fig = Figure {
+            title: f.title.clone(),
+            x_label: f.x.clone(),
+            y_label: f.y.clone(),
+            width_px: 800,
+            height_px: 500,
+            markers: true,
+            legend_at: SeriesLabelPosition::UpperLeft,
+            log_x: f.logx,
+            log_y: f.logy,
+        };
+        let made = std::fs::create_dir_all(o.out.join("figures"))
+            .map_err(|e| anyhow!("{e}"))
+            .and_then(|()| plot::line::series(&csv, &f.x, &f.y, f.group.as_deref()))
+            .and_then(|series| plot::write_lines(&path, &fig, &series));
+        match made {
+            Ok(()) => drawn.push(rel),
+            Err(e) => problems.push(format!("{}: figure {}: {e:#}", c.file.path.display(), f.id)),
+        }
+    }
+    drawn
+}

@@ -1,0 +1,273 @@
+//! A sweep's `summary.csv` as the values of claim metrics: `NAME[FIELD=VALUE, ...]` reads
+//! `NAME_mean` and `NAME_se` of the one row with those varied values.
+
+use super::expr::{ColumnRef, Condition, Lookup, Measured};
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The claim cannot be evaluated at this size (the rows it needs were not run, or produced no
+/// value); not an error in the claim.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NotRun(pub String);
+
+pub struct SummaryTable {
+    /// The sweep's name, for messages.
+    pub sweep: String,
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+    /// The varied fields (the columns before `runs`).
+    varied: Vec<String>,
+    /// Every value each field takes in the sweep at some size: a selector value outside it
+    /// is a typo, not a point left out at this size.
+    known_values: BTreeMap<String, Vec<String>>,
+}
+
+/// Cells equal as text, or as numbers (`1` and `1.0`).
+fn same(cell: &str, want: &str) -> bool {
+    cell == want || matches!((cell.parse::<f64>(), want.parse::<f64>()), (Ok(a), Ok(b)) if a == b)
+}
+
+fn matches(cell: &str, c: &Condition) -> bool {
+    if c.contains {
+        cell.contains(c.value.as_str())
+    } else {
+        same(cell, &c.value)
+    }
+}
+
+impl SummaryTable {
+    pub fn read(
+        path: &Path,
+        sweep: &str,
+        known_values: BTreeMap<String, Vec<String>>,
+    ) -> Result<SummaryTable> {
+        let mut r = csv::Reader::from_path(path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        let header: Vec<String> = r
+            .headers()
+            .with_context(|| format!("{}: no header", path.display()))?
+            .iter()
+            .map(str::to_string)
+            .collect();
+        let rows = r
+            .records()
+            .map(|rec| rec.map(|rec| rec.iter().map(str::to_string).collect()))
+            .collect::<std::result::Result<Vec<Vec<String>>, _>>()
+            .with_context(|| format!("{}: malformed CSV", path.display()))?;
+        Ok(SummaryTable::new(sweep, header, rows, known_values))
+    }
+
+    pub fn new(
+        sweep: &str,
+        header: Vec<String>,
+        rows: Vec<Vec<String>>,
+        known_values: BTreeMap<String, Vec<String>>,
+    ) -> SummaryTable {
+        let varied = header
+            .iter()
+            .take_while(|h| *h != "runs")
+            .cloned()
+            .collect();
+        SummaryTable {
+            sweep: sweep.to_string(),
+            header,
+            rows,
+            varied,
+            known_values,
+        }
+    }
+
+    fn col(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|h| h == name)
+    }
+
+    pub fn is_varied(&self, field: &str) -> bool {
+        self.varied.iter().any(|v| v == field)
+    }
+
+    /// The distinct values of a varied field, in row order.
+    pub fn values_of(&self, field: &str) -> Vec<String> {
+        let Some(c) = self.col(field) else {
+            return Vec::new();
+        };
+        let mut out: Vec<String> = Vec::new();
+        for r in &self.rows {
+            if !out.iter().any(|v| same(v, &r[c])) {
+                out.push(r[c].clone());
+            }
+        }
+        out
+    }
+
+    fn check_selector(&self, sel: &[Condition]) -> Result<()> {
+        for c in sel {
+            let known = self.known_values.get(&c.field);
+            if !self.is_varied(&c.field) && known.is_none() {
+                bail!(
+                    "{}: not a varied field of sweep {} (varied: {})",
+                    c.field,
+                    self.sweep,
+                    self.varied.join(", ")
+                );
+            }
+            if let Some(values) = known {
+                if !values.iter().any(|v| matches(v, c)) {
+                    bail!(
+                        "{}: sweep {} never runs this value (values: {})",
+                        c.text(),
+                        self.sweep,
+                        values.join(", ")
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Lookup for SummaryTable {
+    fn get(&self, r: &ColumnRef) -> Result<Measured> {
+        let Some(mean_col) = self.col(&format!("{}_mean", r.column)) else {
+            bail!(
+                "{}: no such column in summary.csv of sweep {} (no run produced it)",
+                r.column,
+                self.sweep
+            );
+        };
+        self.check_selector(&r.select)?;
+        let select: Vec<(usize, &Condition)> = r
+            .select
+            .iter()
+            .filter_map(|c| self.col(&c.field).map(|i| (i, c)))
+            .collect();
+        if select.len() < r.select.len() {
+            // A field of the sweep at another size, fixed at this one: its value here is
+            // whatever the size fixed, which the table does not record.
+            let missing: Vec<&str> = r
+                .select
+                .iter()
+                .filter(|c| self.col(&c.field).is_none())
+                .map(|c| c.field.as_str())
+                .collect();
+            return Err(NotRun(format!(
+                "{} is not varied at this size of sweep {}",
+                missing.join(", "),
+                self.sweep
+            ))
+            .into());
+        }
+        let rows: Vec<&Vec<String>> = self
+            .rows
+            .iter()
+            .filter(|row| select.iter().all(|(i, c)| matches(&row[*i], c)))
+            .collect();
+        let what = || {
+            if r.select.is_empty() {
+                r.column.clone()
+            } else {
+                let sel: Vec<String> = r.select.iter().map(Condition::text).collect();
+                format!("{}[{}]", r.column, sel.join(", "))
+            }
+        };
+        let row = match rows.as_slice() {
+            [] => {
+                return Err(
+                    NotRun(format!("{}: no such run in sweep {}", what(), self.sweep)).into(),
+                )
+            }
+            [row] => *row,
+            _ => {
+                let open: Vec<&str> = self
+                    .varied
+                    .iter()
+                    .filter(|f| !r.select.iter().any(|c| &c.field == *f))
+                    .filter(|f| self.values_of(f).len() > 1)
+                    .map(String::as_str)
+                    .collect();
+                bail!(
+                    "{}: {} rows of sweep {} match; select also {}",
+                    what(),
+                    rows.len(),
+                    self.sweep,
+                    open.join(", ")
+                );
+            }
+        };
+        let cell = &row[mean_col];
+        if cell.is_empty() {
+            return Err(NotRun(format!("{}: the runs produced no value", what())).into());
+        }
+        let value: f64 = cell
+            .parse()
+            .with_context(|| format!("{}: {cell:?} is not a number", what()))?;
+        let se = self
+            .col(&format!("{}_se", r.column))
+            .and_then(|c| row[c].parse::<f64>().ok())
+            .unwrap_or(0.0);
+        Ok(Measured { value, se })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reproduce::expr::Expr;
+
+    pub(crate) fn table() -> SummaryTable {
+        let header = "lb.policy,m,runs,q_mean,q_se,q_n,c_mean,c_se,c_n";
+        let rows = [
+            "ofan,1,2,10,1,2,0.5,,1",
+            "ofan,4,2,10,1,2,,,0",
+            "rps,1,2,20,2,2,5,0.5,2",
+            "rps,4,2,40,2,2,5,0.5,2",
+        ];
+        let split = |s: &str| s.split(',').map(str::to_string).collect::<Vec<_>>();
+        let mut known = BTreeMap::new();
+        known.insert(
+            "lb.policy".to_string(),
+            vec!["ofan".into(), "rps".into(), "reps".into()],
+        );
+        SummaryTable::new(
+            "t",
+            split(header),
+            rows.iter().map(|r| split(r)).collect(),
+            known,
+        )
+    }
+
+    fn get(s: &str) -> Result<Measured> {
+        Expr::parse(s).unwrap().eval(&table())
+    }
+
+    #[test]
+    fn a_selector_reads_one_row_with_its_error() {
+        assert_eq!(
+            get("q[lb.policy=rps, m=4]").unwrap(),
+            Measured {
+                value: 40.0,
+                se: 2.0
+            }
+        );
+        assert_eq!(get("q[lb.policy=ofan, m=1.0]").unwrap().value, 10.0);
+        // One seed: no standard error.
+        assert_eq!(get("c[lb.policy=ofan, m=1]").unwrap().se, 0.0);
+    }
+
+    #[test]
+    fn missing_rows_are_not_run_and_bad_references_are_errors() {
+        let not_run = |s: &str| get(s).unwrap_err().downcast::<NotRun>().is_ok();
+        assert!(not_run("q[lb.policy=reps, m=1]"));
+        assert!(not_run("c[lb.policy=ofan, m=4]"));
+        let bad = |s: &str| {
+            let e = get(s).unwrap_err();
+            assert!(e.downcast_ref::<NotRun>().is_none(), "{e}");
+            e.to_string()
+        };
+        assert!(bad("qq[lb.policy=rps, m=1]").contains("qq: no such column"));
+        assert!(bad("q[lb.policy=rps]").contains("2 rows of sweep t match; select also m"));
+        assert!(bad("q[lb.policy=rsp, m=1]").contains("never runs this value"));
+        assert!(bad("q[lb.polcy=rps, m=1]").contains("lb.polcy: not a varied field"));
+    }
+}

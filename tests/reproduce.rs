@@ -1,0 +1,305 @@
+//! `weft reproduce` through the real binary on tiny claims files: every test kind agreeing and
+//! disagreeing on real runs, `--strict` and `known`, bad claims reported with the others still
+//! evaluated, resuming without rerunning finished points; and the shipped claims files parse.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use weft::reproduce::claims::ClaimsFile;
+use weft::reproduce::size::{derived_sweep, Size};
+use weft::sweep::spec::SweepSpec;
+
+use common::weft_cmd as weft;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// A claims folder with paper "toy": a sweep of 16 KiB permutations on a k = 4 fat tree, ECMP
+/// and Ofan, two seeds at size smoke; then `claims`.
+fn toy(dir: &Path, claims: &str) -> PathBuf {
+    let cdir = dir.join("claims");
+    std::fs::create_dir_all(&cdir).unwrap();
+    std::fs::write(
+        dir.join("toy_sweep.toml"),
+        format!(
+            "scenario = {:?}\n[set]\n\"topology.k\" = 8\n\"workload.message_bytes\" = 16384\n[grid]\n\"lb.policy\" = [\"ecmp\", \"ofan\"]\nseed = [1]\n",
+            s(&repo("scenarios/quickstart.toml"))
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        cdir.join("toy.toml"),
+        format!(
+            "paper = \"toy\"\ntitle = \"A toy paper\"\n[sweep.perm]\nfile = \"../toy_sweep.toml\"\nsmoke = {{ set = {{ \"topology.k\" = 4 }}, grid = {{ seed = [1, 2] }} }}\n{claims}"
+        ),
+    )
+    .unwrap();
+    cdir
+}
+
+fn claim(id: &str, test: &str) -> String {
+    format!("[[claim]]\nid = \"toy.{id}\"\nfigure = \"Fig. 1\"\npaper = \"words\"\nsweep = \"perm\"\nsizes = [\"smoke\"]\n{test}\n")
+}
+
+fn reproduce(cdir: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "reproduce",
+        "--claims",
+        s(cdir),
+        "--size",
+        "smoke",
+        "--out",
+        s(out),
+    ];
+    args.extend_from_slice(extra);
+    weft(&args)
+}
+
+/// report.csv as (id, verdict) pairs, checking the header.
+fn verdicts(out: &Path) -> Vec<(String, String)> {
+    let mut r = csv::Reader::from_path(out.join("report.csv")).unwrap();
+    assert_eq!(
+        r.headers().unwrap().iter().collect::<Vec<_>>(),
+        ["id", "figure", "paper", "weft", "verdict", "note"]
+    );
+    r.records()
+        .map(|rec| {
+            let rec = rec.unwrap();
+            (rec[0].to_string(), rec[4].to_string())
+        })
+        .collect()
+}
+
+const ORDER: &str =
+    "ascending = [\"cct_increase[lb.policy=ofan]\", \"cct_increase[lb.policy=ecmp]\"]";
+const WRONG_ORDER: &str =
+    "ascending = [\"cct_increase[lb.policy=ecmp]\", \"cct_increase[lb.policy=ofan]\"]";
+
+#[test]
+fn every_test_kind_is_judged_on_real_runs_and_strict_fails_only_on_unexplained_disagreements() {
+    let dir = tempfile::tempdir().unwrap();
+    let claims = [
+        claim("order", ORDER),
+        claim("order_wrong", WRONG_ORDER),
+        claim(
+            "below",
+            "metric = \"100 * cct_increase[lb.policy=ofan]\"\nbelow = 50",
+        ),
+        claim(
+            "above",
+            "metric = \"cct_ns[lb.policy=ecmp] / cct_ns[lb.policy=ofan]\"\nabove = 100",
+        ),
+        claim(
+            "value",
+            "metric = \"hosts[lb.policy=ofan]\"\nvalue = 16\nrel_tol = 0",
+        ),
+        claim(
+            "between",
+            "metric = \"flows.completed[lb.policy=ecmp]\"\nbetween = [16, 16]",
+        ),
+        claim(
+            "laptop_only",
+            "metric = \"hosts[lb.policy=ofan]\"\nvalue = 16\nrel_tol = 0\nsizes = [\"laptop\"]",
+        )
+        .replace("sizes = [\"smoke\"]\n", ""),
+    ]
+    .concat();
+    let cdir = toy(dir.path(), &claims);
+    let out = dir.path().join("out");
+    let r = reproduce(&cdir, &out, &[]);
+    assert!(r.status.success(), "{r:?}");
+    let got = verdicts(&out);
+    let want = [
+        ("toy.order", "AGREES"),
+        ("toy.order_wrong", "DISAGREES"),
+        ("toy.below", "AGREES"),
+        ("toy.above", "DISAGREES"),
+        ("toy.value", "AGREES"),
+        ("toy.between", "AGREES"),
+        ("toy.laptop_only", "NOT RUN"),
+    ];
+    let got_ref: Vec<(&str, &str)> = got.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    assert_eq!(got_ref, want);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("7 claims: 4 agree, 2 disagree (0 known), 1 not run, 0 errors"),
+        "{md}"
+    );
+    // Two seeds: the ordering shows standard errors.
+    assert!(md.contains(" ± "), "{md}");
+    // --strict fails naming the unexplained disagreements...
+    let r = reproduce(&cdir, &out, &["--strict"]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.contains(
+            "--strict: 2 claims disagree without a known reason: toy.order_wrong, toy.above"
+        ),
+        "{err}"
+    );
+    // ... and passes once they are explained.
+    let claims = claims
+        .replace(
+            WRONG_ORDER,
+            &format!("{WRONG_ORDER}\nknown = \"a test of known\""),
+        )
+        .replace("above = 100", "above = 100\nknown = \"a test of known\"");
+    let cdir = toy(dir.path(), &claims);
+    let r = reproduce(&cdir, &out, &["--strict"]);
+    assert!(r.status.success(), "{r:?}");
+    assert_eq!(verdicts(&out)[1].1, "DISAGREES (known)");
+}
+
+#[test]
+fn a_bad_claim_is_one_error_line_and_the_others_are_still_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let claims = [
+        claim("good", ORDER),
+        claim(
+            "no_column",
+            "metric = \"utilisation[lb.policy=ofan]\"\nbelow = 1",
+        ),
+    ]
+    .concat();
+    let cdir = toy(dir.path(), &claims);
+    let out = dir.path().join("out");
+    let r = reproduce(&cdir, &out, &[]);
+    assert_eq!(r.status.code(), Some(1), "{r:?}");
+    let err = String::from_utf8_lossy(&r.stderr);
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(
+        errors[0].contains("toy.no_column") && errors[0].contains("utilisation: no such column"),
+        "{err}"
+    );
+    let got = verdicts(&out);
+    assert_eq!(got[0], ("toy.good".to_string(), "AGREES".to_string()));
+    assert_eq!(got[1].1, "ERROR");
+    // A malformed claim (unknown key) is reported the same way.
+    let cdir = toy(
+        dir.path(),
+        &[
+            claim("good", ORDER),
+            claim("typo", "metric = \"hosts\"\nbelow = 1\nknwon = \"x\""),
+        ]
+        .concat(),
+    );
+    let r = reproduce(&cdir, &out, &[]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("toy.typo: knwon: unknown field"), "{err}");
+    assert_eq!(verdicts(&out)[0].1, "AGREES");
+}
+
+#[test]
+fn unknown_papers_and_claim_ids_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cdir = toy(dir.path(), &claim("order", ORDER));
+    for (arg, want) in [
+        (
+            "nopaper",
+            "nopaper: unknown paper or claim id (papers: toy)",
+        ),
+        ("toy.ord", "toy.ord: unknown paper or claim id"),
+    ] {
+        let r = weft(&[
+            "reproduce",
+            "--claims",
+            s(&cdir),
+            arg,
+            "--size",
+            "smoke",
+            "--out",
+            s(&dir.path().join("o")),
+        ]);
+        assert_eq!(r.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{err}");
+    }
+    let r = weft(&["reproduce", "--claims", s(&cdir), "--size", "huge"]);
+    assert_eq!(r.status.code(), Some(2), "clap refuses an unknown size");
+}
+
+fn done_times(sweep_dir: &Path) -> Vec<(PathBuf, std::time::SystemTime)> {
+    let mut v: Vec<_> = std::fs::read_dir(sweep_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("point.toml").is_file())
+        .map(|p| {
+            let t = std::fs::metadata(p.join("summary.json"))
+                .unwrap()
+                .modified()
+                .unwrap();
+            (p, t)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_killed_reproduction_resumes_without_rerunning_finished_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let cdir = toy(dir.path(), &claim("order", ORDER));
+    let out = dir.path().join("out");
+    assert!(reproduce(&cdir, &out, &[]).status.success());
+    let sweep = out.join("sweeps/toy-perm");
+    let before = done_times(&sweep);
+    assert_eq!(before.len(), 4);
+    // As if killed while point 2 ran: its `done` is missing.
+    std::fs::remove_file(before[2].0.join("done")).unwrap();
+    let r = reproduce(&cdir, &out, &[]);
+    assert!(r.status.success(), "{r:?}");
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("4 points, 3 done before, 1 to run"), "{err}");
+    let after = done_times(&sweep);
+    for (i, ((p, t0), (_, t1))) in before.iter().zip(&after).enumerate() {
+        if i == 2 {
+            assert!(t1 > t0, "{} was rerun", p.display());
+        } else {
+            assert_eq!(t0, t1, "{} was not rerun", p.display());
+        }
+    }
+    assert_eq!(verdicts(&out)[0].1, "AGREES");
+}
+
+#[test]
+fn the_shipped_claims_files_parse_and_every_size_of_every_sweep_is_a_valid_sweep() {
+    let dir = repo("scenarios/reproduce/claims");
+    let mut total = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let f = ClaimsFile::load(&path).unwrap();
+        assert!(f.bad.is_empty(), "{}: {:?}", path.display(), f.bad);
+        for def in &f.sweeps {
+            let base = SweepSpec::load(&def.file).unwrap();
+            for size in Size::ALL {
+                if let Some(o) = def.sizes.get(&size) {
+                    let text = derived_sweep(&base, &def.key, o).unwrap_or_else(|e| {
+                        panic!("{} {} {}: {e:#}", path.display(), def.key, size.name())
+                    });
+                    SweepSpec::parse(&text, &def.file).unwrap();
+                }
+            }
+        }
+        total += f.claims.len();
+        if f.paper == "ofan" {
+            assert!(
+                f.claims.len() >= 25,
+                "the Ofan paper's claims: {}",
+                f.claims.len()
+            );
+        }
+    }
+    assert!(total > 0);
+}
