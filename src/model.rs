@@ -4,7 +4,7 @@
 
 use crate::lb::LbShared;
 use crate::metrics::rho_max::RhoMax;
-use crate::scenario::{BufferBytes, CcKind, EcnMode, FieldError, Scenario};
+use crate::scenario::{BufferBytes, CcKind, EcnMode, FieldError, ReorderPaths, Scenario};
 use crate::time::{PS_PER_NS, PS_PER_US};
 use crate::topology::Fabric;
 use crate::transport::cc::CcEnv;
@@ -260,6 +260,13 @@ impl Model {
         }
     }
 
+    /// Shortest paths between hosts `src` and `dst`: the product of the uplink counts of the
+    /// tiers below their lowest common ancestors (1 under one edge switch, k/2 within a pod
+    /// of a fat tree, (k/2)² across pods; the spine count between leaves).
+    pub fn flow_paths(&self, src: u32, dst: u32) -> u32 {
+        shortest_paths(&self.fabric, src, dst)
+    }
+
     /// Packets of a flow of `bytes` payload bytes.
     pub fn packets_for(&self, bytes: u64) -> u64 {
         bytes.div_ceil(self.payload_bytes as u64)
@@ -366,16 +373,15 @@ fn transport_params(
         (None, BufferBytes::Bytes(b)) => 15.0 + 6.0 * (b as f64 * 8.0 / rate_bps) * 1e6,
         (None, BufferBytes::Unlimited) => 100.0,
     };
-    let last = fabric.num_hosts - 1;
-    let paths: u32 = (1..fabric.lca_tier(0, last))
-        .map(|t| fabric.tier_uplinks(t) as u32)
-        .product();
+    let paths = shortest_paths(fabric, 0, fabric.num_hosts - 1);
     Ok(TransportParams::Reliable {
         params: ReliableParams {
             rto_min_ps: (rto_min_us * PS_PER_US as f64).round() as u64,
             // With trimming every loss is reported by a NACK; NSCC runs on UEC's transport,
             // which in UEC htsim (SLEEK off) finds silent losses by its timer only. The TCP
-            // family (DCTCP, Swift, a fixed window) uses htsim TCP's spraying threshold.
+            // family (DCTCP, Swift, a fixed window) uses htsim TCP's spraying threshold:
+            // 3 + the farthest hosts' paths, or each flow's own under
+            // `host.reorder_paths = "flow"` (`ReliableParams::threshold_pkts`).
             reorder_pkts: h.reorder_threshold_pkts.unwrap_or(
                 if s.switch.trim || h.cc == CcKind::Nscc {
                     u32::MAX
@@ -383,10 +389,22 @@ fn transport_params(
                     3 + paths
                 },
             ),
+            // An explicit threshold is the same for every flow.
+            reorder_paths: if h.reorder_threshold_pkts.is_some() {
+                ReorderPaths::Network
+            } else {
+                h.reorder_paths
+            },
+            loss_detection: h.loss_detection,
         },
         cc,
         ack_coalesce_bytes: h.ack_coalesce_bytes,
     })
+}
+
+/// Shortest paths between hosts `a` and `b` (`Model::flow_paths`).
+fn shortest_paths(fabric: &Fabric, a: u32, b: u32) -> u32 {
+    fabric.path_digit_divisor(fabric.lca_tier(a, b))
 }
 
 /// `lb.valiant_intermediates`: top-tier switches only, and under link failures enough of

@@ -182,3 +182,68 @@ fn nscc_flows_sharing_a_bottleneck_converge_to_a_fair_share() {
         fct.max()
     );
 }
+
+#[test]
+fn reorder_paths_flow_gives_each_flow_3_plus_its_own_shortest_paths() {
+    use weft::model::Model;
+    use weft::scenario::{ReorderPaths, TopologyKind};
+    use weft::transport::TransportParams;
+    // k = 12 fat tree: 6 hosts per edge switch, 36 per pod. Host 0 to 1 shares an edge
+    // switch (1 path), to 6 a pod (k/2 = 6), to 36 crosses pods ((k/2)² = 36). A leaf-spine
+    // of k = 16 has 8 spines.
+    let cases = [
+        (TopologyKind::FatTree, 12, [(1, 1), (6, 6), (36, 36)]),
+        (TopologyKind::LeafSpine, 16, [(1, 1), (8, 8), (100, 8)]),
+    ];
+    for (kind, k, pairs) in cases {
+        let mut s = common::scenario(kind, k, LbPolicy::Rps, 4096);
+        s.host.cc = CcKind::Dctcp;
+        let network = Model::build(&s).unwrap();
+        s.host.reorder_paths = ReorderPaths::Flow;
+        let flow = Model::build(&s).unwrap();
+        let threshold = |m: &Model, paths: u32| match &m.transport {
+            TransportParams::Reliable { params, .. } => params.threshold_pkts(paths),
+            TransportParams::Paced => unreachable!("dctcp is reliable"),
+        };
+        let farthest = pairs[2].1;
+        for (dst, paths) in pairs {
+            assert_eq!(flow.flow_paths(0, dst), paths, "{kind:?} 0 -> {dst}");
+            assert_eq!(threshold(&flow, paths), 3 + paths, "{kind:?} 0 -> {dst}");
+            // The default: one threshold, the farthest hosts', for every flow.
+            assert_eq!(threshold(&network, paths), 3 + farthest, "{kind:?}");
+        }
+        // An explicit threshold wins for every flow.
+        s.host.reorder_threshold_pkts = Some(7);
+        let fixed = Model::build(&s).unwrap();
+        assert_eq!(threshold(&fixed, 1), 7);
+    }
+}
+
+#[test]
+fn a_dctcp_flow_starts_at_its_configured_window() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1 MiB (256 packets) from host 0 to 15 across pods; the fabric's BDP is ~151 packets.
+    let mut s = with_flows(&dir, CcKind::Dctcp, &[(0, 15, 1 << 20)]);
+    s.switch.buffer_bytes = BufferBytes::Bytes(800_000);
+    let cct_increase = |s: &Scenario| {
+        let o = run_sampled(s);
+        assert_eq!(o.flows_incomplete, 0);
+        assert_eq!(o.metrics.counters.retransmissions, 0);
+        o.cct_ps().unwrap() as f64 / o.cct_lower_bound_ps as f64 - 1.0
+    };
+    // Slow start from 10 packets: 10 + 20 + 40 + 80 packets in the first four round trips.
+    let from_10 = cct_increase(&s);
+    s.host.dctcp.init_cwnd_bdp = Some(1.0);
+    s.validate().unwrap();
+    let from_bdp = cct_increase(&s);
+    assert!(
+        from_bdp < 0.02,
+        "1 BDP: {:.1} % over the bound",
+        100.0 * from_bdp
+    );
+    assert!(
+        from_10 > 0.5,
+        "10 packets: {:.1} % over the bound",
+        100.0 * from_10
+    );
+}

@@ -780,7 +780,14 @@ impl Host {
         // Background flows pace themselves with the flow pacing timer.
         let timed = m.transport.is_reliable() || m.workload.pinned(self.id, i).is_some();
         let sender = FlowSender {
-            sender: Sender::new(&m.transport, packets as u32, full, last, &env),
+            sender: Sender::new(
+                &m.transport,
+                packets as u32,
+                full,
+                last,
+                &env,
+                m.flow_paths(self.id, f.dst),
+            ),
             path,
             in_rotation: true,
             timers: timed.then(Box::default),

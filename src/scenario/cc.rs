@@ -11,8 +11,12 @@ use serde::{Deserialize, Serialize};
 pub struct DctcpConfig {
     /// EWMA gain g of α.
     pub g: f64,
-    /// Initial window, in data packets (htsim `main_dctcp`: 10).
+    /// Initial window, in data packets (htsim's `TcpSrc` constructor: 10).
     pub init_cwnd_pkts: f64,
+    /// Initial window in bandwidth-delay products of the network (host line rate × the
+    /// base RTT of the fabric's longest path, rounded up to whole packets as UEC htsim's
+    /// `calculate_bdp_pkt`); replaces `init_cwnd_pkts` when set. Unset by default.
+    pub init_cwnd_bdp: Option<f64>,
     /// Initial slow-start threshold, in data packets. Unset: unlimited (RFC 5681: slow
     /// start ends at the first ECN echo or loss). htsim's TCP uses 100, which at 800 Gb/s
     /// leaves a lone flow at 2/3 of line rate for hundreds of round trips.
@@ -29,6 +33,7 @@ impl Default for DctcpConfig {
         DctcpConfig {
             g: 1.0 / 16.0,
             init_cwnd_pkts: 10.0,
+            init_cwnd_bdp: None,
             init_ssthresh_pkts: None,
             cut_every_window: false,
         }
@@ -191,6 +196,14 @@ impl DctcpConfig {
             self.init_cwnd_pkts >= 1.0,
             "at least 1 packet",
         )?;
+        if let Some(b) = self.init_cwnd_bdp {
+            check(
+                "host.dctcp.init_cwnd_bdp",
+                b,
+                b > 0.0 && b <= 1e6,
+                "in (0, 10^6]",
+            )?;
+        }
         match self.init_ssthresh_pkts {
             Some(v) => check(
                 "host.dctcp.init_ssthresh_pkts",

@@ -932,6 +932,33 @@ impl CcKind {
     }
 }
 
+/// `host.reorder_paths`: whose paths the default loss threshold (3 + paths) counts.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ReorderPaths {
+    /// The shortest paths between the fabric's farthest hosts, for every flow.
+    Network,
+    /// The flow's own shortest paths (htsim `TcpSrc::set_paths`: `DUPACK_TH = 3 +` the
+    /// routes from source to destination): 1 under one edge switch, k/2 within a pod of a
+    /// fat tree, (k/2)² across pods; the spine count between leaves.
+    Flow,
+}
+
+/// `host.loss_detection`: how the reliable transport finds packets lost without a NACK.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LossDetection {
+    /// A packet sent once is lost when a packet more than the threshold above it was
+    /// acknowledged (forward acknowledgement over SACK).
+    Sack,
+    /// htsim `TcpSrc`: ACKs that do not advance the cumulative point are counted; when the
+    /// count reaches the threshold, the packet at the cumulative point is lost (fast
+    /// retransmit), and until the cumulative point passes the highest packet sent then,
+    /// each advance that stops short of it loses the packet at the new point (NewReno's
+    /// partial ACKs). A new cumulative point resets the count.
+    Dupack,
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
@@ -949,11 +976,17 @@ pub struct HostConfig {
     /// unacknowledged (0: every packet; UEC htsim: 16384), and at once on ECN, duplicates,
     /// the flow's first packet, ACK requests and a gap closing after a request.
     pub ack_coalesce_bytes: u64,
-    /// A packet is lost once one more than this many sequence numbers above it was
-    /// acknowledged. Unset: 3 + the number of shortest paths between the farthest hosts
-    /// (htsim's spraying dupACK threshold); off with `switch.trim` (NACKs report losses) and
-    /// for `nscc` (UEC htsim's transport finds silent losses by its timer only).
+    /// The threshold of the loss rule (`loss_detection`), in packets. Unset: 3 + a number of
+    /// shortest paths (`reorder_paths`; htsim's spraying dupACK threshold); off with
+    /// `switch.trim` (NACKs report losses) and for `nscc` (UEC htsim's transport finds
+    /// silent losses by its timer only).
     pub reorder_threshold_pkts: Option<u32>,
+    /// Whose shortest paths the default threshold counts: the farthest hosts' (one value
+    /// for every flow, the default) or each flow's own (htsim `TcpSrc::set_paths`).
+    pub reorder_paths: ReorderPaths,
+    /// How silent losses are found: a SACK forward-acknowledgement rule (the default) or
+    /// htsim TCP's count of duplicate cumulative ACKs.
+    pub loss_detection: LossDetection,
     pub dctcp: DctcpConfig,
     pub nscc: NsccConfig,
     pub swift: SwiftConfig,
@@ -970,6 +1003,8 @@ impl Default for HostConfig {
             rto_min_us: None,
             ack_coalesce_bytes: 0,
             reorder_threshold_pkts: None,
+            reorder_paths: ReorderPaths::Network,
+            loss_detection: LossDetection::Sack,
             dctcp: DctcpConfig::default(),
             nscc: NsccConfig::default(),
             swift: SwiftConfig::default(),

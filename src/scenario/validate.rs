@@ -1,8 +1,8 @@
 //! Semantic checks of a typed scenario. Each error names the dotted field path.
 
 use super::{
-    BufferBytes, CcKind, EcnMode, LbPolicy, MixSelect, OperaConfig, Scenario, TopologyKind,
-    WorkloadKind, MAX_RACK_UPLINKS,
+    BufferBytes, CcKind, EcnMode, LbPolicy, LossDetection, MixSelect, OperaConfig, ReorderPaths,
+    Scenario, TopologyKind, WorkloadKind, MAX_RACK_UPLINKS,
 };
 use thiserror::Error;
 
@@ -1195,6 +1195,14 @@ impl Scenario {
                 (
                     "host.reorder_threshold_pkts",
                     h.reorder_threshold_pkts.is_some(),
+                ),
+                (
+                    "host.reorder_paths",
+                    h.reorder_paths != ReorderPaths::Network,
+                ),
+                (
+                    "host.loss_detection",
+                    h.loss_detection != LossDetection::Sack,
                 ),
             ];
             if let Some((field, _)) = unused.iter().find(|(_, set)| *set) {

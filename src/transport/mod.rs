@@ -117,13 +117,15 @@ impl CcChoice {
 
 impl Sender {
     /// A sender for a flow of `packets` packets (full ones of `full_bytes` in buffers, the
-    /// last of `last_bytes`) under the scenario's transport; `env` describes its path.
+    /// last of `last_bytes`) under the scenario's transport; `env` describes its path and
+    /// `flow_paths` counts its shortest paths (`Model::flow_paths`).
     pub fn new(
         params: &TransportParams,
         packets: u32,
         full_bytes: u32,
         last_bytes: u32,
         env: &CcEnv,
+        flow_paths: u32,
     ) -> Sender {
         match params {
             TransportParams::Paced => Sender::Paced(paced::Paced::new(packets)),
@@ -134,6 +136,7 @@ impl Sender {
                     last_bytes,
                     env.base_rtt_ps,
                     params,
+                    flow_paths,
                     cc.build(env),
                 );
                 if let CcChoice::Ndp(ndp) = cc {

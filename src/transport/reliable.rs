@@ -33,6 +33,7 @@
 use super::cc::{AckSignal, Cc, LossKind, LossSignal, NackSignal};
 use super::ndp::PullCredit;
 use super::AckInfo;
+use crate::scenario::{LossDetection, ReorderPaths};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -41,8 +42,21 @@ use std::collections::VecDeque;
 pub struct ReliableParams {
     /// Smallest retransmission timeout.
     pub rto_min_ps: u64,
-    /// The reordering rule's threshold, in sequence numbers.
+    /// The loss rule's threshold, in packets (`u32::MAX`: off), unless `reorder_paths` is
+    /// `Flow` and the rule is on: then 3 + the flow's shortest paths.
     pub reorder_pkts: u32,
+    pub reorder_paths: ReorderPaths,
+    pub loss_detection: LossDetection,
+}
+
+impl ReliableParams {
+    /// The loss rule's threshold for a flow with `flow_paths` shortest paths.
+    pub fn threshold_pkts(&self, flow_paths: u32) -> u32 {
+        match self.reorder_paths {
+            ReorderPaths::Flow if self.reorder_pkts != u32::MAX => 3u32.saturating_add(flow_paths),
+            _ => self.reorder_pkts,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,6 +119,21 @@ pub struct Reliable {
     /// Sequence numbers below this have been examined by the reordering rule.
     reorder_scan: u32,
     reorder_pkts: u32,
+    #[serde(default = "sack")]
+    loss_detection: LossDetection,
+    /// `dupack`: the highest cumulative point heard, and the ACKs since that did not pass it.
+    #[serde(default)]
+    cum_seen: u32,
+    #[serde(default)]
+    dupacks: u32,
+    /// `dupack`: in fast recovery until the cumulative point reaches this (one above the
+    /// highest packet sent at the fast retransmit: htsim's `_recoverq`).
+    #[serde(default)]
+    recover: Option<u32>,
+    /// `dupack`: after a timeout, no fast retransmit until the cumulative point reaches
+    /// this (htsim: "if we haven't recovered from timeouts, don't do fast recovery").
+    #[serde(default)]
+    fr_hold: u32,
     rto_min_ps: u64,
     srtt_ps: u64,
     rttvar_ps: u64,
@@ -130,13 +159,15 @@ pub enum NackFrom {
 }
 
 impl Reliable {
-    /// A flow of `packets` packets of `full_bytes` (the last one `last_bytes`) in buffers.
+    /// A flow of `packets` packets of `full_bytes` (the last one `last_bytes`) in buffers,
+    /// over `flow_paths` shortest paths (the loss threshold may count them).
     pub fn new(
         packets: u32,
         full_bytes: u32,
         last_bytes: u32,
         base_rtt_ps: u64,
         params: &ReliableParams,
+        flow_paths: u32,
         cc: Cc,
     ) -> Reliable {
         assert!(packets > 0, "a flow has at least one packet");
@@ -152,7 +183,12 @@ impl Reliable {
             in_flight_bytes: 0,
             acked_top: 0,
             reorder_scan: 0,
-            reorder_pkts: params.reorder_pkts,
+            reorder_pkts: params.threshold_pkts(flow_paths),
+            loss_detection: params.loss_detection,
+            cum_seen: 0,
+            dupacks: 0,
+            recover: None,
+            fr_hold: 0,
             rto_min_ps: params.rto_min_ps,
             srtt_ps: base_rtt_ps,
             rttvar_ps: base_rtt_ps / 2,
@@ -390,7 +426,10 @@ impl Reliable {
             srtt_ps: self.srtt_ps,
             in_flight_bytes: self.in_flight_bytes,
         });
-        let reorder_losses = self.apply_reordering_rule(now_ps);
+        let reorder_losses = match self.loss_detection {
+            LossDetection::Sack => self.apply_reordering_rule(now_ps),
+            LossDetection::Dupack => self.count_duplicate_acks(ack.cumulative, now_ps),
+        };
         while self
             .records
             .front()
@@ -428,6 +467,62 @@ impl Reliable {
         }
         self.reorder_scan = self.reorder_scan.max(bound);
         lost
+    }
+
+    /// htsim `TcpSrc::receivePacket`'s loss rules on the ACK's cumulative point `cumulative`:
+    /// an ACK below the highest point heard is ignored; one at it is a duplicate, and the
+    /// `reorder_pkts`-th duplicate (exactly) loses the packet at the point and starts fast
+    /// recovery (unless already in it); a new point resets the count and, in recovery,
+    /// either ends it (at or past the recovery point) or loses the packet at the new point
+    /// (a partial ACK). Only the fast retransmit is a loss for the CCA (one reduction per
+    /// recovery, as htsim's `deflate_window`). Returns the packets declared lost.
+    fn count_duplicate_acks(&mut self, cumulative: u32, now_ps: u64) -> u32 {
+        let cumulative = cumulative.min(self.next_new);
+        if cumulative < self.cum_seen {
+            return 0;
+        }
+        if cumulative > self.cum_seen {
+            self.cum_seen = cumulative;
+            self.dupacks = 0;
+            return match self.recover {
+                Some(r) if cumulative < r => self.lose_at_point(cumulative) as u32,
+                Some(_) => {
+                    self.recover = None;
+                    0
+                }
+                None => 0,
+            };
+        }
+        if self.recover.is_some() || self.reorder_pkts == u32::MAX {
+            return 0;
+        }
+        self.dupacks += 1;
+        if cumulative < self.fr_hold {
+            return 0;
+        }
+        if self.dupacks != self.reorder_pkts || !self.lose_at_point(cumulative) {
+            return 0;
+        }
+        self.recover = Some(self.next_new);
+        self.cc.on_loss(&LossSignal {
+            now_ps,
+            kind: LossKind::Reordering,
+            bytes: self.size(cumulative),
+            srtt_ps: self.srtt_ps,
+            in_flight_bytes: self.in_flight_bytes,
+        });
+        1
+    }
+
+    /// Declares `seq` lost if it is outstanding; whether it was.
+    fn lose_at_point(&mut self, seq: u32) -> bool {
+        let outstanding = self
+            .record(seq)
+            .is_some_and(|r| r.state == State::Outstanding);
+        if outstanding {
+            self.declare_lost(seq);
+        }
+        outstanding
     }
 
     fn declare_lost(&mut self, seq: u32) {
@@ -545,6 +640,10 @@ impl Reliable {
             p.grant(expired.len() as u32);
         }
         if !expired.is_empty() {
+            // htsim's timeout leaves fast recovery and holds off the next one.
+            self.dupacks = 0;
+            self.recover = None;
+            self.fr_hold = self.next_new;
             self.cc.on_loss(&LossSignal {
                 now_ps,
                 kind: LossKind::Timeout,
@@ -557,6 +656,10 @@ impl Reliable {
     }
 }
 
+fn sack() -> LossDetection {
+    LossDetection::Sack
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,11 +668,13 @@ mod tests {
     const PARAMS: ReliableParams = ReliableParams {
         rto_min_ps: 1_000,
         reorder_pkts: 3,
+        reorder_paths: ReorderPaths::Network,
+        loss_detection: LossDetection::Sack,
     };
 
     fn flow(packets: u32, window_pkts: u64) -> Reliable {
         let cc = Cc::Constant(ConstantWindow::new(window_pkts * 100));
-        Reliable::new(packets, 100, 40, 500, &PARAMS, cc)
+        Reliable::new(packets, 100, 40, 500, &PARAMS, 1, cc)
     }
 
     /// An ACK answering the first transmission of `seq`.
@@ -675,6 +780,112 @@ mod tests {
         }
     }
 
+    fn dupack_flow(packets: u32, window_pkts: u64, threshold: u32) -> Reliable {
+        let params = ReliableParams {
+            reorder_pkts: threshold,
+            loss_detection: LossDetection::Dupack,
+            ..PARAMS
+        };
+        let cc = Cc::Constant(ConstantWindow::new(window_pkts * 100));
+        Reliable::new(packets, 100, 40, 500, &params, 1, cc)
+    }
+
+    /// The packets queued for retransmission, in order.
+    fn lost(f: &Reliable) -> Vec<u32> {
+        f.rtx.iter().copied().collect()
+    }
+
+    #[test]
+    fn the_loss_threshold_counts_the_flows_own_paths_only_under_reorder_paths_flow() {
+        let network = ReliableParams {
+            reorder_pkts: 3 + 36,
+            ..PARAMS
+        };
+        let flow = ReliableParams {
+            reorder_paths: ReorderPaths::Flow,
+            ..network
+        };
+        // k = 12 fat tree: one edge switch, one pod, two pods.
+        for (paths, want) in [(1, 4), (6, 9), (36, 39)] {
+            assert_eq!(flow.threshold_pkts(paths), want);
+            assert_eq!(network.threshold_pkts(paths), 39);
+        }
+        // A rule that is off (trimming, NSCC) stays off.
+        let off = ReliableParams {
+            reorder_pkts: u32::MAX,
+            ..flow
+        };
+        assert_eq!(off.threshold_pkts(6), u32::MAX);
+    }
+
+    #[test]
+    fn dupack_mode_fast_retransmits_on_exactly_the_threshold_th_duplicate() {
+        // Packet 0 is missing; packets 1.. arrive, each ACK's cumulative point stays at 0.
+        let mut f = dupack_flow(20, 20, 3);
+        send_all(&mut f, 0);
+        for s in 1..=2 {
+            assert_eq!(f.on_ack(&ack(s, 0, 0), 10).reorder_losses, 0, "dup {s}");
+        }
+        assert_eq!(f.on_ack(&ack(3, 0, 0), 11).reorder_losses, 1, "third dup");
+        assert_eq!(lost(&f), [0]);
+        // More duplicates in recovery lose nothing more, even past the threshold.
+        for s in 4..=9 {
+            assert_eq!(f.on_ack(&ack(s, 0, 0), 12).reorder_losses, 0);
+        }
+        assert_eq!(lost(&f), [0]);
+    }
+
+    #[test]
+    fn dupack_mode_tolerates_reordering_below_the_threshold_and_a_new_point_resets_the_count() {
+        let mut f = dupack_flow(20, 20, 3);
+        send_all(&mut f, 0);
+        // Two duplicates, then packet 0 arrives late: no loss, the count restarts.
+        f.on_ack(&ack(1, 0, 0), 10);
+        f.on_ack(&ack(2, 0, 0), 10);
+        assert_eq!(f.on_ack(&ack(0, 3, 0), 11).reorder_losses, 0);
+        f.on_ack(&ack(4, 3, 0), 12);
+        f.on_ack(&ack(5, 3, 0), 12);
+        assert!(lost(&f).is_empty());
+        // The sack rule would have declared 0 lost 3 packets below 4 (here: never sent
+        // twice, never lost). A stale ACK below the point is not a duplicate.
+        assert_eq!(f.on_ack(&ack(1, 0, 0), 13).reorder_losses, 0);
+        assert_eq!(f.on_ack(&ack(6, 3, 0), 14).reorder_losses, 1);
+        assert_eq!(lost(&f), [3]);
+    }
+
+    #[test]
+    fn dupack_mode_resends_each_hole_a_partial_ack_uncovers_until_recovery_ends() {
+        // Packets 0 and 5 are missing out of 0..10.
+        let mut f = dupack_flow(20, 10, 3);
+        send_all(&mut f, 0);
+        for s in 1..=3 {
+            f.on_ack(&ack(s, 0, 0), 10);
+        }
+        assert_eq!(lost(&f), [0]);
+        assert_eq!(f.recover, Some(10));
+        // The retransmission of 0 arrives: the point moves to 5 < 10, a partial ACK.
+        f.next_seq(20).expect("the retransmission of 0");
+        assert_eq!(f.on_ack(&ack(0, 5, 0), 30).reorder_losses, 1);
+        assert_eq!(lost(&f), [5]);
+        // Packet 5's retransmission completes the window: recovery ends.
+        f.next_seq(40).expect("the retransmission of 5");
+        assert_eq!(f.on_ack(&ack(5, 10, 0), 50).reorder_losses, 0);
+        assert_eq!(f.recover, None);
+    }
+
+    #[test]
+    fn dupack_mode_after_a_timeout_holds_fast_retransmit_until_the_point_recovers() {
+        let mut f = dupack_flow(20, 4, 3);
+        send_all(&mut f, 0);
+        let expired = f.on_timeout(10_000);
+        assert_eq!(expired.len(), 4);
+        // Resent 0..4; while the point is below 4, duplicates do not fast retransmit.
+        send_all(&mut f, 10_000);
+        for _ in 0..5 {
+            assert_eq!(f.on_ack(&ack(1, 0, 0), 10_100).reorder_losses, 0);
+        }
+    }
+
     #[test]
     fn the_timer_fires_no_earlier_than_rto_after_the_oldest_transmission() {
         let mut f = flow(3, 3);
@@ -715,7 +926,7 @@ mod tests {
             ..SwiftConfig::default()
         };
         let cc = Cc::Swift(Swift::new(&cfg, &env, None));
-        let mut f = Reliable::new(10, 100, 100, 500, &PARAMS, cc);
+        let mut f = Reliable::new(10, 100, 100, 500, &PARAMS, 1, cc);
         assert_eq!(f.cwnd_bytes(), 1_000, "one BDP");
         assert_eq!(send_all(&mut f, 0).len(), 10);
         assert_eq!(f.on_timeout(1_000).len(), 10, "all ten overdue");

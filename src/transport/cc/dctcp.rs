@@ -23,6 +23,9 @@
 //!   (cut every window of ACKs while α > 0, marks or not); false is RFC 8257's (cut only
 //!   after a window that saw an ECN echo).
 //! - cwnd never goes below 1 MTU.
+//! - The initial window is `init_cwnd_pkts` (htsim `TcpSrc`: 10 MSS) or, when
+//!   `init_cwnd_bdp` is set, that many network BDPs in whole packets (the Ofan
+//!   reproduction's 1 BDP: README, "Ofan paper, Fig. 12").
 //!
 //! Differences from csg-htsim (besides the SACK transport above):
 //! - htsim's slow start / congestion avoidance (`TcpSrc::inflate_window`) credits the room
@@ -65,7 +68,7 @@ impl Dctcp {
             g: cfg.g,
             cut_every_window: cfg.cut_every_window,
             mtu_bytes,
-            cwnd_bytes: cfg.init_cwnd_pkts * mtu_bytes,
+            cwnd_bytes: Dctcp::initial_window_pkts(cfg, env) * mtu_bytes,
             ssthresh_bytes: cfg
                 .init_ssthresh_pkts
                 .map_or(f64::INFINITY, |p| p * mtu_bytes),
@@ -74,6 +77,17 @@ impl Dctcp {
             acks_marked: 0,
             past_cwnd_bytes: INITIAL_PAST_CWND_PKTS * mtu_bytes,
             last_reduction_ps: None,
+        }
+    }
+
+    /// `init_cwnd_bdp` network BDPs rounded up to whole packets (UEC htsim's
+    /// `calculate_bdp_pkt`), else `init_cwnd_pkts`.
+    pub fn initial_window_pkts(cfg: &DctcpConfig, env: &CcEnv) -> f64 {
+        match cfg.init_cwnd_bdp {
+            Some(b) => (b * env.network_bdp_bytes as f64 / env.mtu_bytes as f64)
+                .ceil()
+                .max(1.0),
+            None => cfg.init_cwnd_pkts,
         }
     }
 
@@ -203,6 +217,21 @@ mod tests {
             }
         }
         panic!("the α window never closed");
+    }
+
+    #[test]
+    fn the_initial_window_is_init_cwnd_pkts_or_init_cwnd_bdp_network_bdps_in_whole_packets() {
+        let e = env();
+        let d = Dctcp::new(&DctcpConfig::default(), &e);
+        assert_eq!(d.cwnd_bytes(), 10 * MTU_BYTES);
+        // BDP 800 000 B = 192.4 packets of 4158 B: 193 packets.
+        for (bdp, pkts) in [(1.0, 193), (1.5, 289), (0.001, 1)] {
+            let cfg = DctcpConfig {
+                init_cwnd_bdp: Some(bdp),
+                ..DctcpConfig::default()
+            };
+            assert_eq!(Dctcp::new(&cfg, &e).cwnd_bytes(), pkts * MTU_BYTES, "{bdp}");
+        }
     }
 
     #[test]
