@@ -57,6 +57,16 @@ pub fn fmt3(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
+/// Decimals that show a value at the resolution of its tolerance (at least 3 significant
+/// digits): a bound tested to 0.005 ns prints as 17057.940, not 17058.
+fn tolerance_decimals(value: f64, rel_tol: f64, abs_tol: f64) -> usize {
+    let tol = (rel_tol * value.abs()).max(abs_tol);
+    if tol <= 0.0 || !tol.is_finite() {
+        return 3;
+    }
+    (1.0 - tol.log10().floor()).clamp(0.0, 9.0) as usize
+}
+
 pub fn fmt_measured(m: Measured) -> String {
     // Below 1e-9 of the value an error is rounding noise (an exact fit), not a measurement.
     if m.se > 1e-9 * m.value.abs() {
@@ -83,7 +93,8 @@ pub fn describe(test: &Test) -> String {
             if parts.is_empty() {
                 parts.push("0".into());
             }
-            format!("within {} of {}", parts.join(" or "), fmt3(*value))
+            let decimals = tolerance_decimals(*value, *rel_tol, *abs_tol);
+            format!("within {} of {value:.decimals$}", parts.join(" or "))
         }
         Test::Below(b) => format!("< {}", fmt3(*b)),
         Test::Above(a) => format!("> {}", fmt3(*a)),
@@ -183,7 +194,25 @@ fn measure(claim: &Claim, table: &SummaryTable) -> Result<(String, bool)> {
                 Test::Between(lo, hi) => (lo..=hi).contains(&v),
                 Test::Ascending | Test::Exponent { .. } => unreachable!("handled above"),
             };
-            Ok((fmt_measured(m), holds))
+            let text = match *t {
+                Test::Value {
+                    value,
+                    rel_tol,
+                    abs_tol,
+                } if fmt3(v).parse::<f64>().is_ok_and(|shown| {
+                    (shown - v).abs() > (rel_tol * value.abs()).max(abs_tol) / 10.0
+                }) =>
+                {
+                    let d = tolerance_decimals(value, rel_tol, abs_tol);
+                    if m.se > 1e-9 * v.abs() {
+                        format!("{v:.d$} ± {}", fmt3(m.se))
+                    } else {
+                        format!("{v:.d$}")
+                    }
+                }
+                _ => fmt_measured(m),
+            };
+            Ok((text, holds))
         }
     }
 }
@@ -407,5 +436,7 @@ mod tests {
         assert_eq!(fmt3(0.0123456), "0.0123");
         assert_eq!(fmt3(1234.6), "1235");
         assert_eq!(fmt3(17.05), "17.1");
+        assert_eq!(tolerance_decimals(17056.94, 0.0, 0.005), 4);
+        assert_eq!(tolerance_decimals(7.3, 0.2, 0.0), 1);
     }
 }
