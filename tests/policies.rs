@@ -5,8 +5,8 @@ mod common;
 use common::{run, scenario};
 use weft::scenario::{BufferBytes, LbPolicy, TopologyKind, WorkloadKind};
 
-/// Every flow completed and nothing was lost. Policies that need the reliable transport
-/// (REPS, run with a fixed window: see `common::scenario`) may resend a packet the SACK
+/// Every flow completed and nothing was lost. Policies that learn from feedback (REPS,
+/// bitmap, mixed: run here with a fixed window, see `common::scenario`) may resend a packet the SACK
 /// reordering rule took for lost; such a spurious copy can still be in flight when the last
 /// flow completes. Every other policy runs paced, where nothing is ever resent.
 fn check_complete(o: &weft::sim::RunOutput, what: &str) {

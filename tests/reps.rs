@@ -1,9 +1,12 @@
 //! REPS (ALGORITHMS.md A11) on a k = 4 fat tree under NSCC with trimming: it completes, its
 //! results do not depend on threads or partitions, and it steers traffic away from an
-//! aggregation switch that loses packets better than oblivious spraying (`rps`) does.
+//! aggregation switch that loses packets better than oblivious spraying (`rps`) does. In the
+//! Ofan paper's LB-isolation mode (`host.cc = "none"`, Fig. 1) it learns from the paced
+//! transport's ACKs (one per data packet, echoing its entropy value and ECN mark).
 
 mod common;
 use common::{results, run, scenario};
+use serde_json::Value;
 use weft::scenario::{BufferBytes, CcKind, EcnMode, LbPolicy, Scenario, TopologyKind};
 
 /// Aggregation switch 0 of pod 0 on a k = 4 fat tree (hosts 0..16, edge switches 16..24).
@@ -121,4 +124,110 @@ fn reps_steers_away_from_a_lossy_aggregation_switch_more_than_rps() {
     );
     assert!(b.timeouts < a.timeouts, "{figures}");
     assert!(reps.cct_ps() < rps.cct_ps(), "{figures}");
+}
+
+/// A 1 MiB permutation on a k = 4 fat tree in the paced mode (`host.cc = "none"`, the
+/// default), hosts paced at `host.load` = 1; ECN step marking at 8 KB (two packets) so that
+/// a k = 4 permutation's queues mark.
+fn paced(policy: LbPolicy) -> Scenario {
+    let mut s = Scenario::default();
+    s.topology.kind = TopologyKind::FatTree;
+    s.topology.k = 4;
+    s.lb.policy = policy;
+    s.workload.kind = weft::scenario::WorkloadKind::Permutation;
+    s.workload.message_bytes = 1 << 20;
+    s.switch.ecn_threshold_bytes = 8_000;
+    assert_eq!(s.host.cc, CcKind::None);
+    s.validate()
+        .expect("REPS, bitmap and mixed are valid in the paced mode");
+    s
+}
+
+/// `results` without the ECN counters (which differ whenever marking does).
+fn without_ecn_counts(mut r: Value) -> Value {
+    r["packets"].as_object_mut().unwrap().remove("ecn_marked");
+    r.as_object_mut().unwrap().remove("ecn_marks");
+    r
+}
+
+#[test]
+fn reps_paced_completes_with_one_ack_per_packet_identically_for_any_split() {
+    let s = paced(LbPolicy::Reps);
+    let o = run(&s, 1, 1);
+    let c = &o.metrics.counters;
+    assert_eq!(o.flows_incomplete, 0);
+    assert_eq!(c.payload_bytes_delivered, 16 << 20, "each byte once");
+    assert!(c.acks_sent > 0);
+    assert_eq!(c.acks_sent, c.data_sent, "one ACK per data packet");
+    assert_eq!(c.acks_delivered, c.acks_sent);
+    assert_eq!(c.retransmissions + c.timeouts + c.data_dropped, 0);
+    assert!(c.ecn_marked > 0, "queues mark: REPS gets ECN echoes");
+    let reference = results(&s, 1, 1);
+    assert!(reference["cct_ns"].as_f64().unwrap() > 0.0);
+    assert_eq!(reference["packets"]["acks_sent"], c.acks_sent);
+    for (threads, parts) in [(2, 2), (2, 4)] {
+        assert_eq!(
+            results(&s, threads, parts),
+            reference,
+            "threads {threads}, partitions {parts}"
+        );
+    }
+    let mut other = s.clone();
+    other.seed = 2;
+    assert_ne!(results(&other, 1, 1), reference, "the seed matters");
+}
+
+#[test]
+fn reps_paced_recycles_acked_values_and_skips_ecn_marked_ones() {
+    // Without feedback every REPS packet would explore on a random value whatever its
+    // buffer size, and ECN marks would change nothing but their own counters (as for
+    // `rps`, which ignores them: the paced sender has no window to react).
+    let s = paced(LbPolicy::Reps);
+    let reference = results(&s, 1, 1);
+    let mut one = s.clone();
+    one.lb.reps_buffer = 1;
+    assert_ne!(
+        results(&one, 1, 1),
+        reference,
+        "the buffer of ACKed values is used"
+    );
+    let mut no_ecn = s.clone();
+    no_ecn.switch.ecn = EcnMode::Off;
+    assert_ne!(
+        without_ecn_counts(results(&no_ecn, 1, 1)),
+        without_ecn_counts(reference),
+        "ECN echoes keep marked values out of the buffer"
+    );
+    let rps = paced(LbPolicy::Rps);
+    let mut rps_no_ecn = rps.clone();
+    rps_no_ecn.switch.ecn = EcnMode::Off;
+    assert_eq!(
+        without_ecn_counts(results(&rps_no_ecn, 1, 1)),
+        without_ecn_counts(results(&rps, 1, 1)),
+        "ECN changes nothing for a policy that does not learn"
+    );
+}
+
+#[test]
+fn feedback_policies_and_the_others_ack_every_paced_packet_alike() {
+    // The paced transport's ACKs are the same whatever the policy: REPS, bitmap and mixed
+    // read them, the others only count them (no ACK is added for the learning policies).
+    for policy in [
+        LbPolicy::Reps,
+        LbPolicy::Bitmap,
+        LbPolicy::UecMixed,
+        LbPolicy::Rps,
+        LbPolicy::Ecmp,
+        LbPolicy::Ofan,
+    ] {
+        let o = run(&paced(policy), 1, 1);
+        let c = &o.metrics.counters;
+        assert_eq!(o.flows_incomplete, 0, "{policy:?}");
+        assert_eq!(
+            c.data_sent,
+            16 * 256,
+            "{policy:?}: 256 packets a flow, none twice"
+        );
+        assert_eq!(c.acks_sent, c.data_sent, "{policy:?}");
+    }
 }

@@ -578,8 +578,10 @@ impl LbPolicy {
         }
     }
 
-    /// The policy learns from ACKs, NACKs and timeouts, so it needs the reliable transport
-    /// (`host.cc` other than `none`).
+    /// The policy learns from feedback: ACKs (entropy value and ECN echo) under every
+    /// transport, and NACKs and timeouts under the reliable one (`host.cc` other than
+    /// `none`). The paced transport ACKs every data packet whatever the policy, so these
+    /// policies need nothing more from it.
     pub fn needs_feedback(&self) -> bool {
         matches!(self, LbPolicy::Reps | LbPolicy::Bitmap | LbPolicy::UecMixed)
     }

@@ -673,18 +673,13 @@ impl Scenario {
         Ok(())
     }
 
-    /// REPS's parameters (checked whatever the policy, as every field is) and its need for
-    /// feedback.
+    /// REPS's parameters (checked whatever the policy, as every field is). The policies that
+    /// learn from feedback (`LbPolicy::needs_feedback`) run on every transport: the paced one
+    /// (`host.cc = "none"`) ACKs each data packet with its entropy value and ECN mark, which
+    /// is all they learn from there (no trimming, which validation refuses there, and no
+    /// timeouts: its freezing and exploration fields then change nothing).
     fn validate_reps(&self) -> Result<()> {
         let lb = &self.lb;
-        if lb.policy.needs_feedback() && self.host.cc == CcKind::None {
-            bail_field!(
-                "lb.policy",
-                "{} needs a reliable transport: it learns from ACKs, NACKs and timeouts \
-                 (set host.cc other than \"none\")",
-                lb.policy.name()
-            );
-        }
         let max = super::LbConfig::REPS_MAX_BUFFER;
         if lb.reps_buffer == 0 || lb.reps_buffer > max {
             bail_field!(

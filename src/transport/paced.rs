@@ -1,6 +1,9 @@
 //! The paced transport (`host.cc = "none"`): every packet is sent once, in order, as fast as
 //! the NIC's pacing allows; the receiver ACKs every packet; there is no window and no loss
-//! recovery. A flow completes when every packet has been acknowledged.
+//! recovery. A flow completes when every packet has been acknowledged. The ACKs (echoing the
+//! data packet's ECN mark and, for the learning host policies, its entropy value) also go to
+//! the host LB's feedback, as a reliable flow's do (REPS in the Ofan paper's no-CC runs); they
+//! never change the rate.
 //!
 //! It counts acknowledgements rather than keeping the set of acknowledged packets (12 bytes a
 //! flow: an all-to-all keeps every flow of a host active at once). That is exact because
