@@ -26,6 +26,10 @@ pub struct ReproduceArgs {
     /// once they finish, run the same command without --slurm to evaluate.
     #[arg(long)]
     slurm: bool,
+    /// Run nothing: evaluate the points already finished in OUT (a sweep with points left
+    /// is marked partial in the report).
+    #[arg(long, conflicts_with = "slurm")]
+    no_run: bool,
     /// Folder of the claims files.
     #[arg(long, value_name = "DIR", default_value = "scenarios/reproduce/claims")]
     claims: PathBuf,
@@ -45,6 +49,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         jobs: a.jobs,
         out: out.clone(),
         slurm: a.slurm,
+        no_run: a.no_run,
         weft_bin: std::env::current_exe()?,
     };
     if opts.slurm {

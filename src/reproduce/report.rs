@@ -9,7 +9,10 @@ use std::path::Path;
 #[derive(Clone, Debug)]
 pub struct SweepCost {
     pub name: String,
+    /// Points finished.
     pub points: usize,
+    /// Points the sweep has at this size.
+    pub planned: usize,
     /// Sum of the points' own wall times (so a resumed sweep still counts every point).
     pub run_s: f64,
 }
@@ -155,9 +158,12 @@ pub fn markdown(size: &str, commit: &str, papers: &[PaperReport]) -> String {
             );
         }
         if !p.sweeps.is_empty() {
-            s += "\n| sweep | points | run time (s, sum over points) |\n|---|---|---|\n";
+            s += "\n| sweep | points done | run time (s, sum over points) |\n|---|---|---|\n";
             for c in p.sweeps {
-                s += &format!("| {} | {} | {:.1} |\n", c.name, c.points, c.run_s);
+                s += &format!(
+                    "| {} | {} of {} | {:.1} |\n",
+                    c.name, c.points, c.planned, c.run_s
+                );
             }
         }
         for f in p.figures {

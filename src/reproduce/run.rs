@@ -24,6 +24,9 @@ pub struct Options {
     pub out: PathBuf,
     /// Write each sweep's Slurm array script instead of running.
     pub slurm: bool,
+    /// Evaluate what is already finished, running nothing (a sweep with points left is
+    /// reported as partial).
+    pub no_run: bool,
     /// The binary that runs the points.
     pub weft_bin: PathBuf,
 }
@@ -248,6 +251,7 @@ pub fn run(chosen: &[Chosen], o: &Options) -> Result<Vec<PaperResult>> {
         let mut why_not: BTreeMap<String, String> = BTreeMap::new();
         let mut sweeps = Vec::new();
         let mut problems = Vec::new();
+        let mut partial: BTreeMap<String, String> = BTreeMap::new();
         for key in needed_sweeps(c, o.size) {
             step += 1;
             let (spec, dir) = derive(c, &key, o)?;
@@ -269,15 +273,17 @@ pub fn run(chosen: &[Chosen], o: &Options) -> Result<Vec<PaperResult>> {
                 only: None,
                 weft_bin: o.weft_bin.clone(),
             };
-            let ran = runner::run(&spec, &opts)?;
-            if !ran.failed.is_empty() {
-                problems.push(format!(
-                    "sweep {}: {} of {} points failed (see stderr.txt in {})",
-                    spec.name,
-                    ran.failed.len(),
-                    ran.ran,
-                    ran.failed[0].display()
-                ));
+            if !o.no_run {
+                let ran = runner::run(&spec, &opts)?;
+                if !ran.failed.is_empty() {
+                    problems.push(format!(
+                        "sweep {}: {} of {} points failed (see stderr.txt in {})",
+                        spec.name,
+                        ran.failed.len(),
+                        ran.ran,
+                        ran.failed[0].display()
+                    ));
+                }
             }
             match collect::collect(&dir) {
                 Ok(col) => {
@@ -293,8 +299,20 @@ pub fn run(chosen: &[Chosen], o: &Options) -> Result<Vec<PaperResult>> {
                     sweeps.push(SweepCost {
                         name: key.clone(),
                         points: col.runs.rows.len(),
+                        planned: spec.len(),
                         run_s,
                     });
+                    if col.runs.rows.len() < spec.len() {
+                        partial.insert(
+                            key.clone(),
+                            format!(
+                                "sweep {} partial: {} of {} points",
+                                spec.name,
+                                col.runs.rows.len(),
+                                spec.len()
+                            ),
+                        );
+                    }
                     let table = SummaryTable::read(
                         &dir.join("summary.csv"),
                         &spec.name,
@@ -327,7 +345,11 @@ pub fn run(chosen: &[Chosen], o: &Options) -> Result<Vec<PaperResult>> {
                 .contains(&o.size)
                 .then(|| tables.get(&claim.sweep))
                 .flatten();
-            outcomes.push(evaluate(claim, table, &why));
+            let mut outcome = evaluate(claim, table, &why);
+            if let (Some(p), true) = (partial.get(&claim.sweep), table.is_some()) {
+                outcome.note = format!("{p}. {}", outcome.note).trim_end().to_string();
+            }
+            outcomes.push(outcome);
             claim_sweeps.push(claim.sweep.clone());
         }
         for b in &c.bad {
