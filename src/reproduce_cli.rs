@@ -7,7 +7,7 @@ use weft::reproduce::{self, run, size::Size};
 
 #[derive(Args)]
 pub struct ReproduceArgs {
-    /// Papers (ofan, psp, opera, pgft) or claim-id prefixes (ofan.fig12); none: every paper.
+    /// Papers (a claims file's name, e.g. ofan) or claim-id prefixes (ofan.fig12); none: every paper.
     #[arg(value_name = "PAPER|CLAIM-ID-PREFIX")]
     select: Vec<String>,
     /// smoke (a few minutes, checks the machinery), laptop, or paper (the paper's set-up).

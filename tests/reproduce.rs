@@ -255,6 +255,13 @@ fn a_killed_reproduction_resumes_without_rerunning_finished_points() {
     assert_eq!(before.len(), 4);
     // As if killed while point 2 ran: its `done` is missing.
     std::fs::remove_file(before[2].0.join("done")).unwrap();
+    // --no-run evaluates the three finished points, says the sweep is partial, runs nothing.
+    let r = reproduce(&cdir, &out, &["--no-run"]);
+    assert!(r.status.success(), "{r:?}");
+    assert!(!before[2].0.join("done").exists());
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("sweep toy-perm partial: 3 of 4 points"), "{md}");
+    assert!(md.contains("| perm | 3 of 4 |"), "{md}");
     let r = reproduce(&cdir, &out, &[]);
     assert!(r.status.success(), "{r:?}");
     let err = String::from_utf8_lossy(&r.stderr);

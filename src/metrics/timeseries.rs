@@ -113,25 +113,6 @@ impl Timeseries {
         }
     }
 
-    /// Per stage, the largest utilization over one interval (the CSV's `_util` columns'
-    /// maximum): the Ofan paper's "max utilization" (Fig. 1(a)) when the interval is short
-    /// against the collective. `ports[s]`: ports of stage s.
-    pub fn peak_utilization(&self, ports: &[u64]) -> Vec<f64> {
-        let samples = self.queue_bytes.len() / self.stages.max(1);
-        let dt = self.interval_ps as f64;
-        (0..self.stages)
-            .map(|s| {
-                let p = ports.get(s).copied().unwrap_or(0).max(1) as f64;
-                (1..samples)
-                    .map(|i| {
-                        let (now, before) = (i * self.stages + s, (i - 1) * self.stages + s);
-                        (self.busy_ps[now] - self.busy_ps[before]) as f64 / (p * dt)
-                    })
-                    .fold(0.0, f64::max)
-            })
-            .collect()
-    }
-
     /// The CSV: one row per sample after the first (time of the sample in µs, then per stage
     /// utilization over the interval ending there, mean and max port queue in bytes, then the
     /// goodput over the interval in Gb/s). `ports[s]`: ports of stage s.
@@ -214,8 +195,6 @@ mod tests {
         // Sample 2: stage x busy 1500 - 0 over 1000 ps = 1.5 (one port, frames attributed
         // to their end), queue 7; goodput of (1000, 2000]: 4096 B in 1 ns = 32.768 Tb/s.
         assert_eq!(rows[2], "0.002,1.5000,7.0,7,0.2000,1.0,1,32768.000");
-        // Peaks: stage x 0.0 then 1.5; stage y 0.7 then 0.2.
-        assert_eq!(a.peak_utilization(&[1, 1]), [1.5, 0.7]);
     }
 }
 

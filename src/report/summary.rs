@@ -57,12 +57,7 @@ impl Summary {
         let mut marks = Map::new();
         let mut overload = Map::new();
         let mut occupancy = Map::new();
-        let mut peak_util = Map::new();
         if let Some(series) = &o.metrics.series {
-            let ports: Vec<u64> = o.stages.iter().map(|s| s.ports).collect();
-            for (name, u) in o.stage_names.iter().zip(series.peak_utilization(&ports)) {
-                peak_util.insert(name.to_string(), json!(u));
-            }
             let mut all = crate::metrics::new_histogram();
             for (name, h) in o.stage_names.iter().zip(&series.occupancy) {
                 occupancy.insert(name.to_string(), occupancy_json(h));
@@ -140,9 +135,6 @@ impl Summary {
             "bandwidth_tax": bandwidth_tax(o),
         });
         let mut results = results;
-        if !peak_util.is_empty() {
-            results["utilization_peak"] = Value::Object(peak_util);
-        }
         if let Some(f) = &o.opera {
             results["opera"] = json!({
                 "cycle_ns": ns(f.cycle_ps),
