@@ -310,3 +310,24 @@ fn the_shipped_claims_files_parse_and_every_size_of_every_sweep_is_a_valid_sweep
     }
     assert!(total > 0);
 }
+
+#[test]
+fn slurm_mode_writes_one_job_array_per_sweep_and_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let cdir = toy(dir.path(), &claim("order", ORDER));
+    let out = dir.path().join("out");
+    let r = reproduce(&cdir, &out, &["--slurm"]);
+    assert!(r.status.success(), "{r:?}");
+    let script = out.join("sweeps/toy-perm/sweep.sbatch");
+    let text = std::fs::read_to_string(&script).unwrap();
+    // Four points: tasks 0-3, each running the derived sweep file with --only.
+    assert!(text.contains("--array=0-3"), "{text}");
+    assert!(text.contains("toy-perm.toml"), "{text}");
+    assert!(!out.join("report.md").exists(), "--slurm evaluates nothing");
+    let r = reproduce(&cdir, &out, &["--slurm", "--no-run"]);
+    assert_eq!(
+        r.status.code(),
+        Some(2),
+        "clap refuses --slurm with --no-run"
+    );
+}

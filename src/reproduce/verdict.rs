@@ -122,14 +122,16 @@ pub fn evaluate(claim: &Claim, table: Option<&SummaryTable>, why_not: &str) -> O
         o.note = why_not.to_string();
         return o;
     };
+    let mut within_se = false;
     match measure(claim, table) {
-        Ok((weft, holds)) => {
-            o.weft = weft;
-            o.verdict = if holds {
+        Ok(m) => {
+            o.weft = m.text;
+            o.verdict = if m.holds {
                 Verdict::Agrees
             } else {
                 Verdict::Disagrees
             };
+            within_se = m.within_se;
         }
         Err(e) => match e.downcast_ref::<NotRun>() {
             Some(n) => o.note = n.0.clone(),
@@ -141,6 +143,11 @@ pub fn evaluate(claim: &Claim, table: Option<&SummaryTable>, why_not: &str) -> O
     }
     if o.verdict != Verdict::Error && o.verdict != Verdict::NotRun {
         let mut notes = Vec::new();
+        if within_se {
+            notes.push(
+                "misses by less than one standard error: these seeds cannot tell.".to_string(),
+            );
+        }
         if let Some(k) = &claim.known {
             if o.verdict == Verdict::Disagrees {
                 notes.push(format!("known: {k}"));
@@ -155,7 +162,31 @@ pub fn evaluate(claim: &Claim, table: Option<&SummaryTable>, why_not: &str) -> O
 }
 
 /// The measured text and whether the test holds.
-fn measure(claim: &Claim, table: &SummaryTable) -> Result<(String, bool)> {
+/// What a test measured: the text, whether it holds, and whether a failure misses by no more
+/// than one standard error (then the seeds cannot tell; the verdict still reads the mean).
+struct Measurement {
+    text: String,
+    holds: bool,
+    within_se: bool,
+}
+
+/// Distance from `v` to the interval [lo, hi] (0 inside).
+fn miss(v: f64, lo: f64, hi: f64) -> f64 {
+    (lo - v).max(v - hi).max(0.0)
+}
+
+fn measure(claim: &Claim, table: &SummaryTable) -> Result<Measurement> {
+    let (text, holds, margin, se) = measure_parts(claim, table)?;
+    Ok(Measurement {
+        text,
+        holds,
+        within_se: !holds && se > 0.0 && margin <= se,
+    })
+}
+
+/// The text, whether the test holds, by how much it misses, and the standard error of that
+/// miss.
+fn measure_parts(claim: &Claim, table: &SummaryTable) -> Result<(String, bool, f64, f64)> {
     match &claim.test {
         Test::Ascending => {
             let vals = claim
@@ -170,7 +201,12 @@ fn measure(claim: &Claim, table: &SummaryTable) -> Result<(String, bool)> {
                 .map(|(l, v)| format!("{l} {}", fmt_measured(*v)))
                 .collect();
             let holds = vals.windows(2).all(|w| w[0].value <= w[1].value);
-            Ok((text.join(" ≤ "), holds))
+            // The worst inversion and its error.
+            let (margin, se) = vals
+                .windows(2)
+                .map(|w| (w[0].value - w[1].value, w[0].se.hypot(w[1].se)))
+                .fold((f64::MIN, 0.0), |a, b| if b.0 > a.0 { b } else { a });
+            Ok((text.join(" ≤ "), holds, margin, se))
         }
         Test::Exponent { x, lo, hi } => {
             let (slope, n) = exponent(&claim.metrics[0], x, table)?;
@@ -178,6 +214,8 @@ fn measure(claim: &Claim, table: &SummaryTable) -> Result<(String, bool)> {
             Ok((
                 format!("exponent {} over {n} values of {x}", fmt_measured(slope)),
                 holds,
+                miss(slope.value, *lo, *hi),
+                slope.se,
             ))
         }
         t => {
@@ -192,6 +230,20 @@ fn measure(claim: &Claim, table: &SummaryTable) -> Result<(String, bool)> {
                 Test::Below(b) => v < b,
                 Test::Above(a) => v > a,
                 Test::Between(lo, hi) => (lo..=hi).contains(&v),
+                Test::Ascending | Test::Exponent { .. } => unreachable!("handled above"),
+            };
+            let margin = match *t {
+                Test::Value {
+                    value,
+                    rel_tol,
+                    abs_tol,
+                } => {
+                    let tol = (rel_tol * value.abs()).max(abs_tol);
+                    miss(v, value - tol, value + tol)
+                }
+                Test::Below(b) => (v - b).max(0.0),
+                Test::Above(a) => (a - v).max(0.0),
+                Test::Between(lo, hi) => miss(v, lo, hi),
                 Test::Ascending | Test::Exponent { .. } => unreachable!("handled above"),
             };
             let text = match *t {
@@ -212,7 +264,7 @@ fn measure(claim: &Claim, table: &SummaryTable) -> Result<(String, bool)> {
                 }
                 _ => fmt_measured(m),
             };
-            Ok((text, holds))
+            Ok((text, holds, margin, m.se))
         }
     }
 }
@@ -360,12 +412,30 @@ mod tests {
             claim("metric = \"c[lb.policy=rps, m=16] - c[lb.policy=ofan, m=16]\"\nabove = 6.6001"),
             claim("metric = \"q[lb.policy=rps, m=1]\"\nbetween = [20, 20]"),
             claim("metric = \"q[lb.policy=rps, m=1]\"\nvalue = 21\nabs_tol = 0.5"),
+            claim("metric = \"c[lb.policy=rps, m=1]\"\nbelow = 4.6"),
         ]
         .concat());
         let got: Vec<Verdict> = v.iter().map(|(v, _)| *v).collect();
         assert_eq!(
             got,
-            [Agrees, Disagrees, Agrees, Agrees, Agrees, Disagrees, Agrees, Disagrees]
+            [Agrees, Disagrees, Agrees, Agrees, Agrees, Disagrees, Agrees, Disagrees, Disagrees]
+        );
+        // 5 ± 0.5 against < 4.6 misses by 0.4: within one standard error, and said so.
+        assert!(
+            v[8].1.contains("less than one standard error"),
+            "{}",
+            v[8].1
+        );
+        // q[rps, m=1] = 20 ± 2 against 21 ± 0.5 misses by 0.5: within, said so too.
+        assert!(
+            v[7].1.contains("less than one standard error"),
+            "{}",
+            v[7].1
+        );
+        assert!(
+            !v[1].1.contains("less than one standard error"),
+            "{}",
+            v[1].1
         );
         assert!(v[0].1.starts_with("0.600 ± 0.100"), "{}", v[0].1);
     }
@@ -377,8 +447,13 @@ mod tests {
             claim("ascending = [\"c[lb.policy=ofan, m=1]\", \"c[lb.policy=rps, m=1]\"]\nlabels = [\"ofan\", \"rps\"]"),
             claim("ascending = [\"q[lb.policy=rps, m=1]\", \"q[lb.policy=ofan, m=1]\"]"),
             claim("ascending = [\"q[lb.policy=ofan, m=1]\", \"q[lb.policy=ofan, m=4]\"]"),
+            claim("ascending = [\"c[lb.policy=rps, m=4]\", \"c[lb.policy=rps, m=1]\"]"),
         ]
         .concat());
+        // rps at m = 4 (6 ± 0.5) above m = 1 (5 ± 0.5): a miss of 1 > √0.5 ≈ 0.71.
+        assert_eq!(v[3].0, Disagrees);
+        assert!(!v[3].1.contains("less than one standard error"));
+        assert!(!v[1].1.contains("less than one standard error"));
         assert_eq!(v[0].0, Agrees);
         assert_eq!(v[0].1, "ofan 0.500 ± 0.100 ≤ rps 5.00 ± 0.500 | ");
         assert_eq!(v[1].0, Disagrees);
