@@ -88,12 +88,24 @@ enum Cmd {
         scenario: PathBuf,
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
-        /// dmodk, smodk, gdmodk, gsmodk or random.
+        /// dmodk, smodk, gdmodk, gsmodk, random (the PGFT routing paper's Random: every route
+        /// draws its ports independently, uniformly) or random_per_dest (lb.policy = "random":
+        /// one port per switch and destination).
         #[arg(long)]
         routing: String,
         /// all-to-all, TYPE-TYPE (e.g. compute-io), permutation, shift[:K] or matrix:FILE.
         #[arg(long)]
         pattern: String,
+        /// Ports C_topo covers: top (the top-level switches' ports, all down ports: the PGFT
+        /// routing paper's "top-ports", the default), above-leaf (every port of the switches
+        /// above the leaves, up and down) or all (every port, the leaves' up ports included).
+        /// The report gives C_topo at every scope besides.
+        #[arg(long, default_value = "top")]
+        scope: String,
+        /// Random routings only: C_topo's distribution (min, median, max, draws per value) over
+        /// N draws, seeds seed, seed + 1, ..., seed + N − 1.
+        #[arg(long, value_name = "N")]
+        draws: Option<u64>,
         /// How many of the worst ports to list.
         #[arg(long, default_value_t = 10)]
         top: usize,
@@ -253,44 +265,73 @@ impl Launch {
     }
 }
 
-/// `weft contention`: the analysis of `routing` on `pattern`, as text or JSON.
+/// `weft contention`: the analysis of `routing` on `pattern` at `scope`, as text or JSON;
+/// with `draws`, C_topo's distribution over that many seeds.
+#[allow(clippy::too_many_arguments)]
 fn contention(
     s: &weft::scenario::Scenario,
     routing: &str,
     pattern: &str,
+    scope: &str,
+    draws: Option<u64>,
     top: usize,
     json: bool,
 ) -> Result<String> {
-    use weft::contention::{analyze, Pattern, Report};
-    use weft::topology::pgft::routing::{StaticRouting, STATIC_ROUTINGS};
-    let Some(&policy) = STATIC_ROUTINGS.iter().find(|p| p.name() == routing) else {
-        let names: Vec<&str> = STATIC_ROUTINGS.iter().map(|p| p.name()).collect();
+    use weft::contention::{analyze, is_random, routing_by_name, Draws, Pattern, Report, Scope};
+    let scope = Scope::parse(scope)?;
+    if !weft::contention::ROUTING_NAMES.contains(&routing) {
         bail!(
             "--routing: unknown routing {routing:?} (one of {})",
-            names.join(", ")
+            weft::contention::ROUTING_NAMES.join(", ")
         );
-    };
+    }
+    if let Some(n) = draws {
+        if !is_random(routing) {
+            bail!("--draws: only the random routings (random, random_per_dest) draw; {routing:?} does not");
+        }
+        if !(1..=1_000_000).contains(&n) {
+            bail!("--draws: {n} draws (1 to 1000000)");
+        }
+    }
     let started = std::time::Instant::now();
     let f = weft::topology::Fabric::build(s);
-    let g = f
-        .as_pgft()
-        .context("--routing: static routings need a (P)GFT fabric")?;
-    let r = StaticRouting::new(policy, g, f.host_types(), s.seed);
+    let r = routing_by_name(&f, routing, s.seed)?;
     let p = Pattern::parse(pattern, f.host_types(), s.seed)?;
+    let text =
+        |j: &serde_json::Value| -> Result<String> { Ok(serde_json::to_string_pretty(j)? + "\n") };
+    if let Some(n) = draws {
+        let per_draw: Vec<[u32; 3]> = (0..n)
+            .map(|i| {
+                let r = routing_by_name(&f, routing, s.seed.wrapping_add(i))?;
+                let c = analyze(&f, &r, &p);
+                Ok(Scope::ALL.map(|sc| c.c_topo_in(&f, sc)))
+            })
+            .collect::<Result<_>>()?;
+        let d = Draws::new(
+            routing,
+            pattern,
+            scope,
+            s.seed,
+            &per_draw,
+            started.elapsed().as_secs_f64(),
+        );
+        return if json { text(&d.json) } else { Ok(d.to_text()) };
+    }
     let c = analyze(&f, &r, &p);
     let report = Report::new(
         &f,
         &c,
         routing,
         pattern,
+        scope,
         top,
         started.elapsed().as_secs_f64(),
     );
-    Ok(if json {
-        serde_json::to_string_pretty(&report.json)? + "\n"
+    if json {
+        text(&report.json)
     } else {
-        report.to_text()
-    })
+        Ok(report.to_text())
+    }
 }
 
 fn main() {
@@ -408,11 +449,13 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             sets,
             routing,
             pattern,
+            scope,
+            draws,
             top,
             json,
         } => {
             let s = load_scenario(&scenario, &sets)?;
-            let text = contention(&s, &routing, &pattern, top, json)?;
+            let text = contention(&s, &routing, &pattern, &scope, draws, top, json)?;
             if root {
                 print!("{text}");
             }

@@ -46,6 +46,10 @@ pub enum Purpose {
     /// The static expander's random regular graph (`topology/regular_graph.rs`, owner = the
     /// realization).
     Expander = 17,
+    /// `weft contention`'s per-route random routing (the PGFT routing paper's Random): a port
+    /// per (switch, source, destination) (owner = source << 32 | destination, the seed
+    /// mixed with the switch, `topology/pgft/routing.rs`).
+    StaticRandomRoute = 18,
 }
 
 pub(crate) fn splitmix64(mut x: u64) -> u64 {

@@ -147,9 +147,11 @@ fn bad_pgft_input_names_the_field() {
     }
 }
 
-/// `weft contention` on the seed's example: D-mod-k's compute → I/O C_topo is 7 (every
-/// leaf's I/O traffic climbs one port: 7 sources, 7 destinations), G-D-mod-k's 4; bad
-/// `--routing` and `--pattern` stop with one line naming the flag.
+/// `weft contention` on the seed's example, compute → I/O: at the default scope (the
+/// top-level switches' ports, the PGFT routing paper's) D-mod-k's C_topo is 4 and
+/// G-D-mod-k's 1, the paper's values; at every port 7 and 4 (every leaf's I/O traffic climbs
+/// one port under D-mod-k: 7 sources, 7 destinations). Bad `--routing`, `--pattern`,
+/// `--scope` and `--draws` stop with one line naming the flag.
 #[test]
 fn cli_contention_reports_c_topo_and_refuses_bad_flags() {
     let scen = concat!(
@@ -157,35 +159,98 @@ fn cli_contention_reports_c_topo_and_refuses_bad_flags() {
         "/scenarios/pgft/seed_example.toml"
     );
     let dir = tempfile::tempdir().unwrap();
-    for (routing, c_topo) in [("dmodk", 7), ("gdmodk", 4)] {
-        let o = weft(
-            dir.path(),
-            &[
-                "contention",
-                scen,
-                "--routing",
-                routing,
-                "--pattern",
-                "compute-io",
-                "--json",
-            ],
-        );
+    for (routing, scope, c_topo, all) in [
+        ("dmodk", None, 4, 7),
+        ("gdmodk", None, 1, 4),
+        ("dmodk", Some("all"), 7, 7),
+        ("gdmodk", Some("all"), 4, 4),
+    ] {
+        let mut args = vec![
+            "contention",
+            scen,
+            "--routing",
+            routing,
+            "--pattern",
+            "compute-io",
+            "--json",
+        ];
+        if let Some(s) = scope {
+            args.extend(["--scope", s]);
+        }
+        let o = weft(dir.path(), &args);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_eq!(j["c_topo"], c_topo, "{routing}");
+        assert_eq!(j["scope"], scope.unwrap_or("top"));
+        assert_eq!(j["c_topo"], c_topo, "{routing} {scope:?}");
+        assert_eq!(j["c_topo_by_scope"]["all"], all, "{routing}");
         assert_eq!(j["routes"], 448);
         assert_eq!(j["worst_ports"][0]["c"], c_topo);
+        assert_eq!(j["worst_port_all"]["c"], all);
     }
+    // The text names the scope and gives every scope's figure.
+    let o = weft(
+        dir.path(),
+        &[
+            "contention",
+            scen,
+            "--routing",
+            "dmodk",
+            "--pattern",
+            "compute-io",
+        ],
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("C_topo 4 (scope top:"), "{text}");
+    assert!(
+        text.contains("C_topo by scope: top 4 above-leaf 4 all 7"),
+        "{text}"
+    );
     for (flag, args) in [
         (
             "--routing",
-            ["--routing", "ecmp", "--pattern", "all-to-all"],
+            vec!["--routing", "ecmp", "--pattern", "all-to-all"],
         ),
         (
             "--pattern",
-            ["--routing", "dmodk", "--pattern", "compute-storage"],
+            vec!["--routing", "dmodk", "--pattern", "compute-storage"],
         ),
-        ("--pattern", ["--routing", "dmodk", "--pattern", "shift:64"]),
+        (
+            "--pattern",
+            vec!["--routing", "dmodk", "--pattern", "shift:64"],
+        ),
+        (
+            "--scope",
+            vec![
+                "--routing",
+                "dmodk",
+                "--pattern",
+                "compute-io",
+                "--scope",
+                "tops",
+            ],
+        ),
+        (
+            "--draws",
+            vec![
+                "--routing",
+                "dmodk",
+                "--pattern",
+                "compute-io",
+                "--draws",
+                "5",
+            ],
+        ),
+        (
+            "--draws",
+            vec![
+                "--routing",
+                "random",
+                "--pattern",
+                "compute-io",
+                "--draws",
+                "0",
+            ],
+        ),
     ] {
         let mut all = vec!["contention", scen];
         all.extend(args);
@@ -195,6 +260,75 @@ fn cli_contention_reports_c_topo_and_refuses_bad_flags() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(flag) && !err.contains("panicked"), "{err}");
     }
+}
+
+/// `--draws 100` of the per-route Random (the paper's: "values of either 3 or 4" over
+/// repeated draws): min, median, max and the draws per value at every scope, the counts
+/// summing to 100; the scope's error names the valid scopes.
+#[test]
+fn cli_contention_draws_report_the_distribution() {
+    let scen = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/pgft/seed_example.toml"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for routing in ["random", "random_per_dest"] {
+        let o = weft(
+            dir.path(),
+            &[
+                "contention",
+                scen,
+                "--routing",
+                routing,
+                "--pattern",
+                "compute-io",
+                "--draws",
+                "100",
+                "--json",
+            ],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(j["draws"], 100);
+        assert_eq!(j["scope"], "top");
+        assert_eq!(j["c_topo"], j["c_topo_by_scope"]["top"]);
+        for scope in ["top", "above-leaf", "all"] {
+            let s = &j["c_topo_by_scope"][scope];
+            let counts = s["counts"].as_array().unwrap();
+            let total: u64 = counts.iter().map(|c| c["draws"].as_u64().unwrap()).sum();
+            assert_eq!(total, 100, "{routing} {scope}");
+            let (min, max) = (s["min"].as_f64().unwrap(), s["max"].as_f64().unwrap());
+            let median = s["median"].as_f64().unwrap();
+            assert!(min <= median && median <= max, "{s}");
+            assert_eq!(counts[0]["c"].as_f64().unwrap(), min);
+        }
+        // Per route, every port: the leaf up ports carry 7 sources to most of 7 I/O nodes.
+        if routing == "random" {
+            assert!(j["c_topo_by_scope"]["all"]["min"].as_u64().unwrap() >= 5);
+        }
+    }
+    let o = weft(
+        dir.path(),
+        &[
+            "contention",
+            scen,
+            "--routing",
+            "random",
+            "--pattern",
+            "compute-io",
+            "--scope",
+            "leaf",
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--scope")
+            && err.contains("top")
+            && err.contains("above-leaf")
+            && err.contains("all"),
+        "{err}"
+    );
 }
 
 /// The Opera paper's 3:1 Clos baseline as a PGFT: 648 hosts, 72 ToRs, 36 aggregation and 18

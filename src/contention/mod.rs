@@ -13,16 +13,111 @@
 //! switch-to-switch links — once in source order (counting distinct sources per port by
 //! marking the last source group seen) and once in destination order (distinct
 //! destinations). The host's own link and the leaf's link to a host carry one source or one
-//! destination: C_p ≤ 1 there, counted as such.
+//! destination: C_p ≤ 1 there, counted as such. The per-route random routing (the PGFT
+//! routing paper's Random) shares no path between routes: dense patterns are walked route
+//! by route for it, in source order and in destination order.
+//!
+//! Which ports C_topo covers is a [`Scope`]: the PGFT routing paper ("Node-type-based
+//! load-balancing routing for Parallel Generalized Fat-Trees") defines C_topo as the largest
+//! C_p of the pattern's routes, but every value it derives is a "top-port" value, the output
+//! ports of the top-level switches ("There are 8 top-ports that lead to each subgroup",
+//! "(2,0,1):7 is the last of (2,0,1)'s four ports leading to the left subgroup"); those
+//! ports are all down ports. [`Scope::Top`] is that; [`Scope::AboveLeaf`] every port of the
+//! switches above the leaves, up and down; [`Scope::All`] every port, hosts' and leaves'
+//! included (where a leaf's up ports carry all its sources).
 
 pub mod pattern;
 mod report;
 
 pub use pattern::Pattern;
-pub use report::Report;
+pub use report::{Draws, Report};
 
+use crate::scenario::LbPolicy;
 use crate::topology::pgft::routing::StaticRouting;
 use crate::topology::{Fabric, NodeId};
+use anyhow::{bail, Result};
+
+/// Which output ports C_topo takes its maximum over (`weft contention --scope`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The ports of the top-level switches (all down ports): the PGFT routing paper's
+    /// "top-ports", the default.
+    Top,
+    /// Every port of the switches above the leaves (levels 2 to h), up and down.
+    AboveLeaf,
+    /// Every port: hosts', leaves' (their up ports too) and every switch's above.
+    All,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 3] = [Scope::Top, Scope::AboveLeaf, Scope::All];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Top => "top",
+            Scope::AboveLeaf => "above-leaf",
+            Scope::All => "all",
+        }
+    }
+
+    /// Parses `--scope`.
+    pub fn parse(text: &str) -> Result<Scope> {
+        match Scope::ALL.into_iter().find(|s| s.name() == text) {
+            Some(s) => Ok(s),
+            None => bail!(
+                "--scope: unknown scope {text:?} (top: the top-level switches' ports, the paper's; above-leaf: every port above the leaves; all: every port)"
+            ),
+        }
+    }
+
+    /// Whether the ports of a node at PGFT level `level` (hosts 0, leaves 1) count.
+    pub fn covers(self, level: u8, h: u8) -> bool {
+        match self {
+            Scope::Top => level == h,
+            Scope::AboveLeaf => level >= 2,
+            Scope::All => true,
+        }
+    }
+}
+
+/// `weft contention --routing` names: the static `lb.policy` routings, except that `random`
+/// is the PGFT routing paper's per-route Random and `random_per_dest` is `lb.policy =
+/// "random"`'s table (a port per switch and destination).
+pub const ROUTING_NAMES: [&str; 6] = [
+    "dmodk",
+    "smodk",
+    "gdmodk",
+    "gsmodk",
+    "random",
+    "random_per_dest",
+];
+
+/// Whether routing `name` is drawn from the seed (so `--draws` applies).
+pub fn is_random(name: &str) -> bool {
+    matches!(name, "random" | "random_per_dest")
+}
+
+/// The routing `weft contention --routing name` analyses on fabric `f` (a PGFT).
+pub fn routing_by_name(f: &Fabric, name: &str, seed: u64) -> Result<StaticRouting> {
+    if !ROUTING_NAMES.contains(&name) {
+        bail!(
+            "--routing: unknown routing {name:?} (one of {})",
+            ROUTING_NAMES.join(", ")
+        );
+    }
+    let Some(g) = f.as_pgft() else {
+        bail!("--routing: static routings need a (P)GFT fabric");
+    };
+    let plain = |p: LbPolicy| StaticRouting::new(p, g, f.host_types(), seed);
+    Ok(match name {
+        "dmodk" => plain(LbPolicy::Dmodk),
+        "smodk" => plain(LbPolicy::Smodk),
+        "gdmodk" => plain(LbPolicy::Gdmodk),
+        "gsmodk" => plain(LbPolicy::Gsmodk),
+        "random_per_dest" => plain(LbPolicy::Random),
+        _ => StaticRouting::random_per_route(g, seed),
+    })
+}
 
 /// Per global port id: distinct sources and destinations of the routes through it.
 pub struct Contention {
@@ -37,9 +132,25 @@ impl Contention {
     pub fn c(&self, g: usize) -> u32 {
         self.src[g].min(self.dst[g])
     }
-    /// C_topo: the largest C_p.
+    /// C_topo over every port ([`Scope::All`]): the largest C_p.
     pub fn c_topo(&self) -> u32 {
         (0..self.src.len()).map(|g| self.c(g)).max().unwrap_or(0)
+    }
+    /// The global port ids `scope` covers on `f` (a PGFT), in order.
+    pub fn ports_in(f: &Fabric, scope: Scope) -> Vec<usize> {
+        let g = f.as_pgft().expect("a PGFT");
+        (0..f.num_ports_total())
+            .filter(|&p| scope.covers(g.level_of(f.port_of_id(p).0), g.h))
+            .map(|p| p as usize)
+            .collect()
+    }
+    /// C_topo over the ports `scope` covers.
+    pub fn c_topo_in(&self, f: &Fabric, scope: Scope) -> u32 {
+        Self::ports_in(f, scope)
+            .into_iter()
+            .map(|g| self.c(g))
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -141,7 +252,22 @@ fn dense(
 ) {
     let leaf_of = |h: NodeId| f.peer(h, 0, 0).0;
     let hosts = 0..f.num_hosts;
-    if r.by_destination() {
+    if r.per_route() {
+        // Every route draws its own ports: walk each, in source then destination order.
+        let of =
+            |set: &[bool]| -> Vec<NodeId> { hosts.clone().filter(|&h| set[h as usize]).collect() };
+        let (ss, ds) = (of(src), of(dst));
+        for &s in &ss {
+            for &d in ds.iter().filter(|&&d| d != s) {
+                walk(f, r, leaf_of(s), leaf_of(d), s, d, |g| srcs.mark(g, s, 1));
+            }
+        }
+        for &d in &ds {
+            for &s in ss.iter().filter(|&&s| s != d) {
+                walk(f, r, leaf_of(s), leaf_of(d), s, d, |g| dsts.mark(g, d, 1));
+            }
+        }
+    } else if r.by_destination() {
         // Unit (leaf L, destination d): the sources of L all take the same path to d.
         let leaves = leaf_counts(f, src);
         for &(l, n_src) in leaves.iter().filter(|l| l.1 > 0) {

@@ -12,11 +12,19 @@
 //! - S-mod-k: the same with the source id s, up and down (the down link mirrors s's climb).
 //! - G-D-mod-k / G-S-mod-k: the same on grouped ids: hosts renumbered type by type (in the
 //!   order of `[topology.pgft]`'s types), each type keeping the original order.
-//! - random: a uniform port per (switch, destination), up and down, drawn once per run from
-//!   `rng::stream(seed, switch << 32 | destination, Purpose::StaticRandom)`.
+//! - random (`lb.policy = "random"`; `random_per_dest` in `weft contention`): a uniform port
+//!   per (switch, destination), up and down, drawn once per run from
+//!   `rng::stream(seed, switch << 32 | destination, Purpose::StaticRandom)`. Routes to one
+//!   destination merge where they meet.
+//! - random per route (`weft contention --routing random`, the PGFT routing paper's Random,
+//!   which "spreads every route uniformly over the available ports"): a uniform port per
+//!   (switch, source, destination), up and over parallel down links, drawn from
+//!   `rng::stream(seed ^ splitmix64(switch), source << 32 | destination,
+//!   Purpose::StaticRandomRoute)`: every route draws its ports independently of every other.
+//!   Not an `lb.policy` (the packet simulator's `random` keeps its per-destination table).
 
 use super::Pgft;
-use crate::rng::{stream, Purpose};
+use crate::rng::{splitmix64, stream, Purpose};
 use crate::scenario::{HostTypes, LbPolicy};
 use crate::topology::NodeId;
 use rand::Rng;
@@ -26,7 +34,10 @@ use rand::Rng;
 enum Key {
     Destination,
     Source,
+    /// A draw per (switch, destination).
     Random,
+    /// A draw per (switch, source, destination).
+    RandomPerRoute,
 }
 
 /// A static routing on a (P)GFT.
@@ -88,6 +99,17 @@ impl StaticRouting {
         }
     }
 
+    /// The PGFT routing paper's Random: every route draws its ports independently,
+    /// uniformly over the available ones (see the module's notes).
+    pub fn random_per_route(pgft: Pgft, seed: u64) -> StaticRouting {
+        StaticRouting {
+            key: Key::RandomPerRoute,
+            pgft,
+            grouped: vec![],
+            seed,
+        }
+    }
+
     pub fn pgft(&self) -> &Pgft {
         &self.pgft
     }
@@ -95,7 +117,12 @@ impl StaticRouting {
     /// Whether the route depends on the destination only (so routes from one leaf to one
     /// destination coincide); otherwise on the source only until the last hop.
     pub fn by_destination(&self) -> bool {
-        self.key != Key::Source
+        matches!(self.key, Key::Destination | Key::Random)
+    }
+
+    /// Whether every route draws its own ports (neither destination- nor source-keyed).
+    pub fn per_route(&self) -> bool {
+        self.key == Key::RandomPerRoute
     }
 
     /// The id D-mod-k / S-mod-k reads for a route from `src` to `dst`.
@@ -114,6 +141,17 @@ impl StaticRouting {
         stream(self.seed, owner, Purpose::StaticRandom).gen_range(0..count)
     }
 
+    #[inline]
+    fn random_route(&self, node: NodeId, src: NodeId, dst: NodeId, count: u32) -> u32 {
+        let owner = (src as u64) << 32 | dst as u64;
+        stream(
+            self.seed ^ splitmix64(node as u64),
+            owner,
+            Purpose::StaticRandomRoute,
+        )
+        .gen_range(0..count)
+    }
+
     /// Up port index (0..w_{l+1}·p_{l+1}, among the up ports) at level-`l` switch `node`.
     #[inline]
     pub fn up_index(&self, node: NodeId, l: u8, src: NodeId, dst: NodeId) -> u32 {
@@ -121,6 +159,7 @@ impl StaticRouting {
         debug_assert!(count > 0, "no up ports at the top");
         match self.key {
             Key::Random => self.random(node, dst, count),
+            Key::RandomPerRoute => self.random_route(node, src, dst, count),
             _ => (self.id(src, dst) / self.pgft.w_prod(l)) % count,
         }
     }
@@ -131,6 +170,7 @@ impl StaticRouting {
         let g = &self.pgft;
         match self.key {
             Key::Random => self.random(node, dst, g.p(l)),
+            Key::RandomPerRoute => self.random_route(node, src, dst, g.p(l)),
             _ => {
                 let climb = (self.id(src, dst) / g.w_prod(l - 1)) % (g.w(l) * g.p(l));
                 climb / g.w(l)
