@@ -262,6 +262,17 @@ fn a_killed_reproduction_resumes_without_rerunning_finished_points() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("sweep toy-perm partial: 3 of 4 points"), "{md}");
     assert!(md.contains("| perm | 3 of 4 |"), "{md}");
+    // With no point finished, the claims are not run (not errors about missing columns).
+    let out2 = dir.path().join("out2");
+    assert!(reproduce(&cdir, &out2, &["--slurm"]).status.success());
+    for p in &before {
+        let twin = out2.join("sweeps/toy-perm").join(p.0.file_name().unwrap());
+        std::fs::create_dir_all(&twin).unwrap();
+        std::fs::copy(p.0.join("point.toml"), twin.join("point.toml")).unwrap();
+    }
+    let r = reproduce(&cdir, &out2, &["--no-run"]);
+    assert!(r.status.success(), "{r:?}");
+    assert_eq!(verdicts(&out2)[0].1, "NOT RUN");
     let r = reproduce(&cdir, &out, &[]);
     assert!(r.status.success(), "{r:?}");
     let err = String::from_utf8_lossy(&r.stderr);

@@ -286,6 +286,16 @@ pub fn run(chosen: &[Chosen], o: &Options) -> Result<Vec<PaperResult>> {
                 }
             }
             match collect::collect(&dir) {
+                Ok(col) if col.runs.rows.is_empty() => {
+                    why_not.insert(
+                        key.clone(),
+                        format!(
+                            "sweep {}: no point finished yet (0 of {})",
+                            spec.name,
+                            spec.len()
+                        ),
+                    );
+                }
                 Ok(col) => {
                     collect::write(&dir, &col)?;
                     let wall = col.runs.header.iter().position(|h| h == "wall_s");
