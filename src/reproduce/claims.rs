@@ -47,6 +47,9 @@ pub struct SizeOverride {
     pub grid: toml::Table,
     /// Replaces the sweep's whole `[zip]` table (lists of equal length).
     pub zip: Option<toml::Table>,
+    /// Shorthand for `grid.seed = [1, 2, …, seeds]`: claims about repeated draws (the Ofan
+    /// paper's appendix A takes the minimum over 1,000 iterations).
+    pub seeds: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -10,6 +10,10 @@
 //! without a selector the table must have exactly one row. Values carry their standard error,
 //! propagated to first order as if the terms were independent (sums add variances, products
 //! and quotients add relative variances); `min`/`max` keep the chosen term's error.
+//!
+//! `NAME@min[...]` and `NAME@max[...]` read the extreme over the row's runs instead of the mean
+//! (`NAME_min`, `NAME_max`), for claims such as "the minimum over 1,000 iterations"; an extreme
+//! carries no standard error.
 
 use anyhow::{anyhow, bail, Result};
 
@@ -42,11 +46,44 @@ impl Condition {
     }
 }
 
-/// A column and the row it is read from.
+/// A column, the statistic over the row's runs, and the row it is read from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ColumnRef {
     pub column: String,
+    pub stat: Stat,
     pub select: Vec<Condition>,
+}
+
+/// Which of a summary row's statistics a column reference reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stat {
+    /// The mean, with its standard error.
+    Mean,
+    /// The smallest value over the runs.
+    Min,
+    /// The largest value over the runs.
+    Max,
+}
+
+impl Stat {
+    /// The suffix of its column in `summary.csv`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Stat::Mean => "mean",
+            Stat::Min => "min",
+            Stat::Max => "max",
+        }
+    }
+}
+
+impl ColumnRef {
+    /// The reference as written, without its selector: `NAME` or `NAME@min`.
+    pub fn name(&self) -> String {
+        match self.stat {
+            Stat::Mean => self.column.clone(),
+            s => format!("{}@{}", self.column, s.suffix()),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -281,6 +318,15 @@ impl Parser {
                     self.expect(')')?;
                     return Ok(Expr::Call(f, args));
                 }
+                let stat = if self.eat('@') {
+                    match self.word(|c| c.is_ascii_alphabetic()).as_str() {
+                        "min" => Stat::Min,
+                        "max" => Stat::Max,
+                        other => bail!("{name}@{other}: unknown statistic (@min, @max)"),
+                    }
+                } else {
+                    Stat::Mean
+                };
                 let select = if self.eat('[') {
                     self.selector()?
                 } else {
@@ -288,6 +334,7 @@ impl Parser {
                 };
                 Ok(Expr::Column(ColumnRef {
                     column: name,
+                    stat,
                     select,
                 }))
             }

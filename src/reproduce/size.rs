@@ -74,7 +74,19 @@ pub fn derived_sweep(base: &SweepSpec, name: &str, o: &SizeOverride) -> Result<S
             None => fixed.push(a),
         }
     }
-    for (field, values) in &o.grid {
+    let mut grid_overrides = o.grid.clone();
+    match o.seeds {
+        Some(_) if o.grid.contains_key("seed") => {
+            bail!("{origin}: seeds: give either seeds or grid.seed, not both")
+        }
+        Some(0) => bail!("{origin}: seeds: must be at least 1"),
+        Some(n) => {
+            let seeds = (1..=n as i64).map(toml::Value::Integer).collect();
+            grid_overrides.insert("seed".to_string(), toml::Value::Array(seeds));
+        }
+        None => {}
+    }
+    for (field, values) in &grid_overrides {
         if is_zip(field) {
             bail!("{origin}: grid.{field}: a [zip] field of the sweep cannot be changed by a size");
         }
@@ -178,6 +190,24 @@ mod tests {
         let same = SweepSpec::parse(&same, Path::new("/o/s.toml")).unwrap();
         assert_eq!(same.points(), base.points());
         assert_eq!(same.fixed, base.fixed);
+    }
+
+    #[test]
+    fn seeds_is_the_seed_grid_from_one() {
+        let base = SweepSpec::parse(
+            "scenario = \"b.toml\"\n[grid]\n\"lb.policy\" = [\"ofan\", \"rps\"]\nseed = [1]\n",
+            Path::new("/d/s.toml"),
+        )
+        .unwrap();
+        let text = derived_sweep(&base, "s", &o("seeds = 5\n")).unwrap();
+        let d = SweepSpec::parse(&text, Path::new("/o/s.toml")).unwrap();
+        assert_eq!(d.len(), 10);
+        let seeds: Vec<String> = d.points()[..5].iter().map(|p| p.varied[1].to_set()).collect();
+        assert_eq!(seeds, ["seed=1", "seed=2", "seed=3", "seed=4", "seed=5"]);
+        let e = derived_sweep(&base, "s", &o("seeds = 3\n[grid]\nseed = [1]\n")).unwrap_err();
+        assert!(e.to_string().contains("seeds: give either seeds or grid.seed"), "{e}");
+        let e = derived_sweep(&base, "s", &o("seeds = 0\n")).unwrap_err();
+        assert!(e.to_string().contains("seeds: must be at least 1"), "{e}");
     }
 
     #[test]

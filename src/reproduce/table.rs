@@ -1,7 +1,7 @@
 //! A sweep's `summary.csv` as the values of claim metrics: `NAME[FIELD=VALUE, ...]` reads
 //! `NAME_mean` and `NAME_se` of the one row with those varied values.
 
-use super::expr::{ColumnRef, Condition, Lookup, Measured};
+use super::expr::{ColumnRef, Condition, Lookup, Measured, Stat};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -129,10 +129,10 @@ impl SummaryTable {
 
 impl Lookup for SummaryTable {
     fn get(&self, r: &ColumnRef) -> Result<Measured> {
-        let Some(mean_col) = self.col(&format!("{}_mean", r.column)) else {
+        let Some(value_col) = self.col(&format!("{}_{}", r.column, r.stat.suffix())) else {
             bail!(
                 "{}: no such column in summary.csv of sweep {} (no run produced it)",
-                r.column,
+                r.name(),
                 self.sweep
             );
         };
@@ -165,10 +165,10 @@ impl Lookup for SummaryTable {
             .collect();
         let what = || {
             if r.select.is_empty() {
-                r.column.clone()
+                r.name()
             } else {
                 let sel: Vec<String> = r.select.iter().map(Condition::text).collect();
-                format!("{}[{}]", r.column, sel.join(", "))
+                format!("{}[{}]", r.name(), sel.join(", "))
             }
         };
         let row = match rows.as_slice() {
@@ -195,7 +195,7 @@ impl Lookup for SummaryTable {
                 );
             }
         };
-        let cell = &row[mean_col];
+        let cell = &row[value_col];
         if cell.is_empty() {
             return Err(NotRun(format!("{}: the runs produced no value", what())).into());
         }
@@ -204,6 +204,7 @@ impl Lookup for SummaryTable {
             .with_context(|| format!("{}: {cell:?} is not a number", what()))?;
         let se = self
             .col(&format!("{}_se", r.column))
+            .filter(|_| r.stat == Stat::Mean)
             .and_then(|c| row[c].parse::<f64>().ok())
             .unwrap_or(0.0);
         Ok(Measured { value, se })
@@ -216,12 +217,12 @@ mod tests {
     use crate::reproduce::expr::Expr;
 
     pub(crate) fn table() -> SummaryTable {
-        let header = "lb.policy,m,runs,q_mean,q_se,q_n,c_mean,c_se,c_n";
+        let header = "lb.policy,m,runs,q_mean,q_se,q_n,q_min,q_max,c_mean,c_se,c_n";
         let rows = [
-            "ofan,1,2,10,1,2,0.5,,1",
-            "ofan,4,2,10,1,2,,,0",
-            "rps,1,2,20,2,2,5,0.5,2",
-            "rps,4,2,40,2,2,5,0.5,2",
+            "ofan,1,2,10,1,2,9,11,0.5,,1",
+            "ofan,4,2,10,1,2,9,11,,,0",
+            "rps,1,2,20,2,2,18,22,5,0.5,2",
+            "rps,4,2,40,2,2,38,42,5,0.5,2",
         ];
         let split = |s: &str| s.split(',').map(str::to_string).collect::<Vec<_>>();
         let mut known = BTreeMap::new();
@@ -253,6 +254,19 @@ mod tests {
         assert_eq!(get("q[lb.policy=ofan, m=1.0]").unwrap().value, 10.0);
         // One seed: no standard error.
         assert_eq!(get("c[lb.policy=ofan, m=1]").unwrap().se, 0.0);
+    }
+
+    #[test]
+    fn extremes_over_the_runs_carry_no_error() {
+        let exact = |value| Measured { value, se: 0.0 };
+        assert_eq!(get("q@min[lb.policy=rps, m=4]").unwrap(), exact(38.0));
+        assert_eq!(get("q@max[lb.policy=rps, m=4]").unwrap(), exact(42.0));
+        assert_eq!(get("q@max[lb.policy=ofan, m=1] - q[lb.policy=ofan, m=1]").unwrap().value, 1.0);
+        // A summary without the extremes (one written before they existed): named as written.
+        let e = get("c@min[lb.policy=rps, m=1]").unwrap_err().to_string();
+        assert!(e.contains("c@min: no such column"), "{e}");
+        let e = Expr::parse("q@median[m=1]").unwrap_err().to_string();
+        assert!(e.contains("q@median: unknown statistic"), "{e}");
     }
 
     #[test]

@@ -281,6 +281,7 @@ fn pinned(e: &Expr, field: &str, value: &str) -> Expr {
             });
             Expr::Column(ColumnRef {
                 column: c.column.clone(),
+                stat: c.stat,
                 select,
             })
         }

@@ -192,7 +192,9 @@ fn runs_table(rows: &[Row]) -> Table {
 
 /// Groups by the varied fields but `seed`, in order of first appearance; per numeric column
 /// (every non-empty cell a number, at least one), `<col>_mean`, `<col>_se` (sample standard
-/// deviation, n − 1, over √n; empty for n < 2) and `<col>_n` (non-empty cells).
+/// deviation, n − 1, over √n; empty for n < 2), `<col>_n` (non-empty cells), and `<col>_min`
+/// and `<col>_max` over the group's runs (for claims about extremes, such as the minimum over
+/// repeated draws).
 fn summary_table(rows: &[Row]) -> Table {
     let keys: Vec<String> = union(
         rows.iter()
@@ -233,7 +235,9 @@ fn summary_table(rows: &[Row]) -> Table {
     let mut header = keys.clone();
     header.push("runs".to_string());
     for c in &numeric {
-        header.extend([format!("{c}_mean"), format!("{c}_se"), format!("{c}_n")]);
+        header.extend(
+            ["mean", "se", "n", "min", "max"].map(|stat| format!("{c}_{stat}")),
+        );
     }
     let rows = groups
         .into_iter()
@@ -249,6 +253,10 @@ fn summary_table(rows: &[Row]) -> Table {
                 cells.push(mean.map(|m| m.to_string()).unwrap_or_default());
                 cells.push(se.map(|s| s.to_string()).unwrap_or_default());
                 cells.push(xs.len().to_string());
+                let extreme = |pick: fn(f64, f64) -> f64| xs.iter().copied().reduce(pick);
+                for x in [extreme(f64::min), extreme(f64::max)] {
+                    cells.push(x.map(|x| x.to_string()).unwrap_or_default());
+                }
             }
             cells
         })
