@@ -63,7 +63,8 @@ pub struct QueueDiscipline {
 
 /// Byte-weighted round robin between a switch port's priority queue (headers, ACKs,
 /// NACKs, pulls) and its data FIFO: of every `ctrl_bytes + data_bytes` sent while both
-/// wait, about `ctrl_bytes` are control (Opera's ToR queue: 640 : 1500, OPERA.md). Strict
+/// wait, about `ctrl_bytes` are control (Opera's ToR queue: 640 : 1500, as opera-sim's
+/// `CompositeQueue`). Strict
 /// priority lets trimmed headers starve data for good when retransmissions keep arriving
 /// at a full port (found on the expander shuffle: a port's header queue grew to 7,907
 /// headers and delivered no data for 100 ms).

@@ -4,7 +4,7 @@
 //! - ECMP: `lb::ecmp::jenkins_hash` must equal htsim's `freeBSDHash` (Bob Jenkins' 96-bit mix),
 //!   and `lb::ecmp::choose` must be that hash modulo the number of uplinks.
 //! - Ofan: `lb::ofan::PortOrder::port` must be π_id(i) = (xor_w(P[i], id1) + id2) mod w
-//!   (SEEDS.md §1), and `Ofan::choose` must walk those orders from its pointers.
+//!   (the Ofan paper, appendix F.2), and `Ofan::choose` must walk those orders from its pointers.
 //!
 //! Every expected value is a literal worked out outside the code under test.
 

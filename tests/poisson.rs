@@ -1,4 +1,4 @@
-//! Poisson flow arrivals with sizes from a CDF file, the inter-rack shuffle (OPERA.md §A.6)
+//! Poisson flow arrivals with sizes from a CDF file, the inter-rack shuffle (the Opera paper, §5)
 //! and FCT by flow-size bin: end-to-end runs on a k = 4 fat tree (16 hosts, 8 racks of 2).
 
 mod common;

@@ -240,7 +240,7 @@ fn flowlet_and_per_flow_modes_complete_and_conserve() {
     }
 }
 
-/// ALGORITHMS.md A16 end to end: under Valiant every data packet crosses the aggregation →
+/// Valiant (VLB) end to end: every data packet crosses the aggregation →
 /// core stage (ACKs take minimal routes), so that stage carries at least all data bytes;
 /// under ECMP the intra-pod flows of the same permutation skip it.
 #[test]

@@ -1,4 +1,4 @@
-//! REPS (ALGORITHMS.md A11) on a k = 4 fat tree under NSCC with trimming: it completes, its
+//! REPS (Bonato et al.) on a k = 4 fat tree under NSCC with trimming: it completes, its
 //! results do not depend on threads or partitions, and it steers traffic away from an
 //! aggregation switch that loses packets better than oblivious spraying (`rps`) does. In the
 //! Ofan paper's LB-isolation mode (`host.cc = "none"`, Fig. 1) it learns from the paced

@@ -1,4 +1,5 @@
-//! Static contention analysis (SEEDS.md §3, `weft contention`): for a static routing and a
+//! Static contention analysis (the PGFT routing paper's metric, `weft contention`): for a static
+//! routing and a
 //! communication pattern, every output port p gets src(p) and dst(p), the numbers of distinct
 //! sources and destinations of the pattern's routes through it, and C_p = min(src, dst);
 //! C_topo = max over ports. 1 means only one flow can ever be at the port at once from

@@ -80,7 +80,7 @@ fn smodk_compute_to_io_is_four() {
     assert_eq!((c.src[l], c.dst[l]), (4, 4));
 }
 
-/// ALGORITHMS.md A17: on a full-bisection fat tree a shift permutation loads every link with
+/// Zahavi (D-mod-k, 2010): on a full-bisection fat tree a shift permutation loads every link with
 /// at most one flow under D-mod-k, so C_topo = 1 (k-ary 3-tree k = 4 and a 2-level tree).
 #[test]
 fn dmodk_shift_is_contention_free_on_full_bisection_trees() {
@@ -109,7 +109,7 @@ fn dmodk_shift_is_contention_free_on_full_bisection_trees() {
     assert!(run(&ft, LbPolicy::Dmodk, "all-to-all").c_topo() > 1);
 }
 
-/// ALGORITHMS.md A17: 2-level tree with m_1 = w_2 = k: under D-mod-k each spine→leaf link
+/// D-mod-k on a 2-level tree with m_1 = w_2 = k: each spine→leaf link
 /// carries traffic for exactly one destination (all-to-all).
 #[test]
 fn dmodk_two_level_down_links_carry_one_destination() {

@@ -1,4 +1,4 @@
-//! AR: NVIDIA Spectrum-X-style adaptive routing (ALGORITHMS.md A10, htsim's
+//! AR: NVIDIA Spectrum-X-style adaptive routing (as htsim's
 //! `adaptive_route` with `compare_queuesize`, per packet). Each egress queue is seen through
 //! a quantized level — 0 below 5 % of the queue capacity, 1 below 10 %, 2 below 20 %, else
 //! 3 — refreshed lazily: a port's level is recomputed when read more than `period` after its
@@ -7,7 +7,7 @@
 //! packets smaller than 100 B (ACKs) follow the ECMP hash, so control packets neither
 //! pollute nor follow the state.
 //!
-//! Per flowlet (`lb.ar_mode = "flowlet"`, htsim's `_ar_sticky = PER_FLOWLET`, A8/A10): a
+//! Per flowlet (`lb.ar_mode = "flowlet"`, htsim's `_ar_sticky = PER_FLOWLET`): a
 //! flow's first packet takes a port of the lowest level; later packets keep the flow's port
 //! unless the gap since the flow's previous packet exceeds the sticky delta
 //! (`lb.ar_flowlet_us`, htsim's 10 µs) and a fair coin passes and a port of a strictly lower
@@ -169,7 +169,8 @@ mod tests {
 
     #[test]
     fn levels_are_monotone_at_five_ten_and_twenty_percent() {
-        // ALGORITHMS.md 0.3: 0.049·max → 0; 0.05·max → 1; 0.1·max → 2; 0.2·max → 3.
+        // As htsim's `quantized_queuesize`:
+        // 0.049·max → 0; 0.05·max → 1; 0.1·max → 2; 0.2·max → 3.
         let at = |x: u64| PARAMS.level(x);
         assert_eq!(
             [
@@ -229,7 +230,7 @@ mod tests {
         assert!(late.iter().all(|&p| p == 1));
     }
 
-    /// ALGORITHMS.md A8/A10 per flowlet: within a flowlet (gaps up to the sticky delta) the
+    /// Per flowlet (htsim's `PER_FLOWLET`): within a flowlet (gaps up to the sticky delta) the
     /// port never changes, however much better another becomes; after longer gaps the flow
     /// moves to a strictly better port about half the time (the coin), never to a worse one.
     #[test]

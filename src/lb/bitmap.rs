@@ -1,12 +1,12 @@
-//! UEC path-aware spraying "bitmap" (ALGORITHMS.md A11b; UEC htsim `UecMpBitmap`). Host side
+//! UEC path-aware spraying "bitmap" (as UEC htsim's `UecMpBitmap`). Host side
 //! only: switches hash (ECMP).
 //!
-//! Each flow's sender walks a permutation of its P entropy values (EVs), as UEC's oblivious
-//! spray does (A2: `ev = idx XOR xor`, `xor` redrawn every P packets), and keeps one penalty
-//! byte per EV: feedback adds to it (ECN +1, a trim before the last hop +4, a timeout +15,
-//! capped at `max_penalty`). A send skips EVs with a penalty, decrementing the penalty of the
-//! first one it skips only (so penalties age with sends, not time), and gives up after P
-//! skips, sending on a penalised EV then. A clean ACK changes nothing.
+//! Each flow's sender walks a permutation of its P entropy values (EVs), as UEC's oblivious spray
+//! does (`UecMpOblivious`: `ev = idx XOR xor`, `xor` redrawn every P packets), and keeps one
+//! penalty byte per EV: feedback adds to it (ECN +1, a trim before the last hop +4, a timeout +15,
+//! capped at `max_penalty`). A send skips EVs with a penalty, decrementing the penalty of the first
+//! one it skips only (so penalties age with sends, not time), and gives up after P skips, sending
+//! on a penalised EV then. A clean ACK changes nothing.
 
 use super::host::Feedback;
 use crate::scenario::LbConfig;
@@ -208,8 +208,8 @@ mod tests {
         assert_eq!(s.marked(), 3);
     }
 
-    /// A11b: a penalised EV is never returned while its penalty is above 0 (unless all are
-    /// penalised), and each send decrements at most one EV's penalty, by exactly 1.
+    /// UEC htsim's bitmap: a penalised EV is never returned while its penalty is above 0 (unless
+    /// all are penalised), and each send decrements at most one EV's penalty, by exactly 1.
     #[test]
     fn penalised_evs_are_skipped_and_each_send_decrements_at_most_one_penalty_by_one() {
         let p = params();

@@ -1,6 +1,6 @@
-//! Choice (SEEDS.md §1, the Ofan paper's baseline): the power of two choices without memory.
+//! Choice (the Ofan paper's baseline, Table 1): the power of two choices without memory.
 //! Two distinct candidate ports are drawn uniformly; the packet joins the one with fewer
-//! queued bytes, a fair coin deciding ties. It is DRILL(2, 0) (ALGORITHMS.md A6), and draws
+//! queued bytes, a fair coin deciding ties. It is DRILL(2, 0) (Ghorbani et al.), and draws
 //! its random numbers exactly as [`super::drill`] does, so the two make the same decisions
 //! from the same stream (tested).
 

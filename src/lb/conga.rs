@@ -1,4 +1,5 @@
-//! CONGA, adapted to per-packet decisions (ALGORITHMS.md A7).
+//! CONGA (Alizadeh et al., SIGCOMM 2014), adapted to per-packet decisions as in the Ofan paper
+//! (§3.1).
 //!
 //! - Every CONGA switch keeps a DRE register per port: `X += bytes` for every packet it
 //!   forwards through the port (at the forwarding decision, as the ns-3 reference does), and
@@ -25,11 +26,10 @@
 //!   entry written at `u` reads as absent (CongToLeaf: metric 0; CongFromLeaf: removed) once
 //!   the last multiple of T_age/4 at or before now is more than T_age after `u`.
 //!
-//! 3-tier fat trees (the spec's generalisation is UNVERIFIED; our choice): the edge switch
-//! decides among its aggregation uplinks keyed by destination edge switch, CE accumulates
-//! over the whole rest of the path (aggregation up, core down, aggregation down), and
-//! aggregation switches choose among their cores by their local DRE metric alone (uniform
-//! among the least).
+//! 3-tier fat trees (CONGA is defined on two tiers; this generalisation is our choice): the edge
+//! switch decides among its aggregation uplinks keyed by destination edge switch, CE accumulates
+//! over the whole rest of the path (aggregation up, core down, aggregation down), and aggregation
+//! switches choose among their cores by their local DRE metric alone (uniform among the least).
 //!
 //! The overlay travels in `Packet::via` (see `crate::packet`), which only DRB and Valiant
 //! use otherwise; background flows' pinned path codes (`PINNED`, bit 30) are left alone,

@@ -1,14 +1,14 @@
-//! DLB: Broadcom-style dynamic load balancing (ALGORITHMS.md A8), as SEEDS.md §1 defines it
-//! for the Ofan comparison: SGLB restricted to its two local signals, the egress queue and
+//! DLB: Broadcom-style dynamic load balancing, as the Ofan paper implements it (§3.1, after
+//! the SGLB paper's sketch): SGLB restricted to its two local signals, the egress queue and
 //! the egress utilization of each candidate port.
 //!
 //! Each port has a quality band 0..7 (7 best) = 7 − 2·max(queue level, utilization level),
-//! the spec's suggested mapping of two htsim-style 4-level signals (0.3):
+//! weft's mapping of two htsim-style 4-level signals (as htsim's `BaseQueue` levels):
 //! - queue level: 0..3 by `lb.dlb_queue_thresholds_pct` (default 5, 10, 20 %) of the queue
 //!   capacity (AR's: `lb.ar_capacity_bytes`, else the port buffer, else 800 KB);
 //! - utilization level: the number of `lb.dlb_util_thresholds_pct` (default 0, 15, 50 %) the
-//!   port's utilization exceeds. Utilization comes from a local DRE-like estimator (CONGA's,
-//!   A7): at every multiple of the sampling period T the register X decays by (1 − α), and
+//!   port's utilization exceeds. Utilization comes from a local DRE-like estimator (CONGA's
+//!   DRE): at every multiple of the sampling period T the register X decays by (1 − α), and
 //!   it adds the bytes the port has sent since the last sample; utilization =
 //!   X·α / (C·T). α = T / `lb.dlb_load_window_us` (default 30 µs, htsim's utilization
 //!   window), so X tracks about one window of traffic.
@@ -27,8 +27,8 @@
 //! otherwise it keeps the entry's port, unless reactive rebalancing moves it: when the best
 //! band beats the current port's by at least `lb.dlb_rebalance_delta` (default 2, one
 //! signal level) and a draw passes `lb.dlb_rebalance_prob` (default 0: off, as in Junos,
-//! where reactive path rebalancing must be enabled). `assigned` (A8 rule 4: pin the flow, no
-//! rebalancing) uses the same flowset table: a packet whose entry is unused goes to a
+//! where reactive path rebalancing must be enabled). `assigned` (DLB's assigned-flow mode: pin the
+//! flow, no rebalancing) uses the same flowset table: a packet whose entry is unused goes to a
 //! best-band port, and every later packet of the entry keeps that port for good, however
 //! long the flow idles and however the bands change (no inactivity re-pick, no reactive
 //! rebalancing). In every flowset mode a remembered port that is no longer among the
@@ -274,7 +274,7 @@ mod tests {
     #[test]
     fn bands_follow_the_worse_of_the_two_levels() {
         let p = params(false);
-        // 49 KB → 0, 50 KB → 1, 100 KB → 2, 200 KB → 3 (ALGORITHMS.md 0.3).
+        // 49 KB → 0, 50 KB → 1, 100 KB → 2, 200 KB → 3 (htsim's 5-10-20 % levels).
         let q: Vec<u8> = [0, 49_000, 50_000, 100_000, 200_000]
             .map(|b| p.queue_level(b))
             .to_vec();
@@ -318,7 +318,7 @@ mod tests {
         assert_eq!(d.ports[1].band, 1);
     }
 
-    /// ALGORITHMS.md A8: per packet, the chosen port has the maximum quality; ties uniform.
+    /// DLB per packet: the chosen port has the maximum quality; ties uniform.
     #[test]
     fn per_packet_the_chosen_port_has_the_best_band() {
         let p = params(false);
@@ -340,7 +340,7 @@ mod tests {
         assert!((4_835..=5_165).contains(&counts[1]), "{counts:?}");
     }
 
-    /// ALGORITHMS.md A8 (flowlet mode): gaps at or below the interval never change the
+    /// DLB's flowlet mode: gaps at or below the interval never change the
     /// port, whatever the bands do; after a longer gap the flow lands on a best port.
     #[test]
     fn flowlets_keep_their_port_until_an_idle_gap() {
@@ -363,7 +363,7 @@ mod tests {
         assert_eq!(d.ports[next as usize].band, BEST);
     }
 
-    /// ALGORITHMS.md A8 rule 4 (assigned mode): a flow keeps the port its first packet took
+    /// DLB's assigned-flow mode (no rebalancing): a flow keeps the port its first packet took
     /// (a best one) through any idle gap and any band change, even with rebalancing set to
     /// always; only a port that stops being a candidate (a failed link) is re-picked.
     #[test]

@@ -86,7 +86,7 @@ mod tests {
         ((via / digit_divisor(fabric, tier)) % count as u32) as u16
     }
 
-    /// SEEDS.md: under failures DRB cycles only over the paths both ends still reach. k = 4:
+    /// Under failures DRB cycles only over the paths both ends still reach. k = 4:
     /// aggregation switch 24 (pod 0, index 0) loses its link to core 32 (its port 2), so of
     /// the 4 paths from host 0 to host 15 (pod 3) the one through (agg 0, core 0), code 0,
     /// is gone; every 3 consecutive codes are the other three, each once.

@@ -1,4 +1,4 @@
-//! DRILL(d, m) (ALGORITHMS.md A6; Ghorbani et al., SIGCOMM 2017): per packet, the set S of
+//! DRILL(d, m) (Ghorbani et al., SIGCOMM 2017): per packet, the set S of
 //! d candidates drawn uniformly without replacement, together with the m ports remembered from
 //! the previous decision; the packet joins p* = the least-loaded port of S (queued bytes,
 //! uniform random among ties); the memory becomes the m least-loaded ports of S, p* first.

@@ -1,7 +1,7 @@
-//! Ethereal (ALGORITHMS.md A13; SEEDS.md §1; Addanki et al.): each flow is split into
+//! Ethereal (Addanki et al., arXiv 2407.00550; the Ofan paper, §3.4): each flow is split into
 //! subflows, each pinned to one path, assigned greedily at flow start by its source host.
 //!
-//! SEEDS.md §1's version, the one the Ofan paper compares with: a flow is split into as many
+//! The version the Ofan paper compares with (§3.4): a flow is split into as many
 //! equal subflows as there are paths through the lowest common layer (one per core switch for
 //! an inter-pod destination), at most `lb.ethereal_max_subflows` and at most one per packet;
 //! the NIC serves the subflows round-robin, so packet `seq` belongs to subflow `seq mod s`
@@ -9,15 +9,15 @@
 //! (`lb/drb.rs`: switches follow the path code's digit for their tier), which stands for the
 //! paper's ECMP-hash inversion.
 //!
-//! Assignment ("divide and conquer", one hop at a time): the source keeps the number of its
-//! active subflows per first-hop choice (its edge switch's uplink), per (first, second) hop
-//! choice (aggregation switch, core switch), and so on; a subflow takes the least loaded
-//! first hop, then the least loaded second hop under it, ... (ties: lowest index, or uniform
-//! at random with `lb.ethereal_ties = "random"`). The counts are per source, whatever the
-//! subflows' destinations (A13 leaves open whether later hops count per destination; the
-//! hop after the core is fixed by the aggregation index anyway). A flow's subflows are released, and the
-//! counts decremented, when the flow completes. Link failures are not handled (a pinned path
-//! is not re-assigned).
+//! Assignment ("divide and conquer", one hop at a time): the source keeps the number of its active
+//! subflows per first-hop choice (its edge switch's uplink), per (first, second) hop choice
+//! (aggregation switch, core switch), and so on; a subflow takes the least loaded first hop, then
+//! the least loaded second hop under it, ... (ties: lowest index, or uniform at random with
+//! `lb.ethereal_ties = "random"`). The counts are per source, whatever the subflows' destinations
+//! (Ethereal's description leaves open whether later hops count per destination; the hop after the
+//! core is fixed by the aggregation index anyway). A flow's subflows are released, and the counts
+//! decremented, when the flow completes. Link failures are not handled (a pinned path is not
+//! re-assigned).
 //!
 //! ACKs return on the reverse path of their data: data packets carry their path code as
 //! entropy value too, the receiver echoes it, and an ACK follows the same code, which in these
@@ -85,8 +85,8 @@ impl SubflowLoads {
     ) -> EtherealFlow {
         let all = drb::path_count(fabric, src, dst);
         let top = fabric.lca_tier(src, dst);
-        // Under link failures only the surviving paths count and are assigned (SEEDS.md:
-        // one subflow per path; ALGORITHMS.md A13: the least-loaded surviving path).
+        // Under link failures only the surviving paths count and are assigned (one subflow
+        // per path; Ethereal re-assigns a failed path's subflows to the least-loaded survivor).
         let valid: Option<Vec<u32>> = fabric.has_failures().then(|| {
             (0..all)
                 .filter(|&c| drb::code_is_valid(fabric, src, dst, c))
@@ -231,7 +231,7 @@ mod tests {
         nodes
     }
 
-    /// A13: F·s ≡ 0 (mod U) equal subflows from one source give every uplink exactly F·s/U.
+    /// Ethereal: F·s ≡ 0 (mod U) equal subflows from one source give every uplink exactly F·s/U.
     #[test]
     fn every_uplink_gets_exactly_fs_over_u_subflows() {
         // k = 8: U = 4 edge uplinks, 16 inter-pod paths; host 0 is in pod 0 (hosts 0..16),
@@ -307,7 +307,7 @@ mod tests {
         assert_eq!(capped.codes[..], [3, 4, 5, 6, 7]);
     }
 
-    /// A13: no subflow's packets take more than one path, retransmissions included, and ACKs
+    /// Ethereal: no subflow's packets take more than one path, retransmissions included, and ACKs
     /// return on the reverse path of their data.
     #[test]
     fn each_subflow_keeps_one_path_and_acks_retrace_it() {

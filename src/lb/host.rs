@@ -81,7 +81,7 @@ impl FlowPath {
 
 /// What became of a packet, as the sender learns it (ACK, NACK or timer), with the entropy
 /// value it carried. The paced transport reports `Delivered` and `Ecn`; loss recovery adds
-/// the others. A last-hop NACK is `Delivered` or `Ecn` (incast, not a bad path: C4).
+/// the others. A last-hop NACK is `Delivered` or `Ecn` (incast, not a bad path, as UEC htsim).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Feedback {
     Delivered,
@@ -107,8 +107,8 @@ impl Feedback {
         }
     }
 
-    /// A NACK's feedback. A trim at the last hop means incast, not a bad path (ALGORITHMS.md
-    /// C4): it counts as the ACK the packet would have had.
+    /// A NACK's feedback. A trim at the last hop means incast, not a bad path (as UEC htsim's
+    /// `processNack`): it counts as the ACK the packet would have had.
     pub fn of_nack(last_hop: bool, ecn_echo: bool) -> Feedback {
         if last_hop {
             Feedback::of_ack(ecn_echo)

@@ -1,4 +1,4 @@
-//! Ofan and pOfan (SEEDS.md §1): destination rotation in the switch.
+//! Ofan and pOfan (the Ofan paper, §4.1 and §5.1): destination rotation in the switch.
 //!
 //! A switch keeps one pointer per (ingress pipe, destination key, size class). Keys are the
 //! destination edge switch at an edge switch and the destination pod at an aggregation switch

@@ -1,4 +1,4 @@
-//! PSP and its band-based JSQ baseline (SEEDS.md §2; ALGORITHMS.md A15).
+//! PSP and its band-based JSQ baseline (the PSP paper, §III and Table IV).
 //!
 //! Both see each candidate's queue through a band: with n bands and thresholds
 //! Th_i = i·Th_max/n (i = 1..n), a queue's band is the number of thresholds it exceeds

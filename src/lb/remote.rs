@@ -1,31 +1,31 @@
-//! State from the next switch: SGLB (ALGORITHMS.md A9) and PSP's spine-to-leaf state
-//! (SEEDS.md §2, `lb.psp_remote`). Upper switches advertise, every period, one byte per
+//! State from the next switch: SGLB (Qi et al., SIGCOMM 2025) and PSP's spine-to-leaf state
+//! (the PSP paper, §II-B, `lb.psp_remote`). Upper switches advertise, every period, one byte per
 //! destination edge (leaf) switch L: their egress state toward L. The adverts are real
 //! packets (`PacketKind::Advert`, `crate::packet`): queued in the priority queue of every
 //! port that leads to a lower switch, serialized and delayed like any packet, and consumed by
 //! the switch at the other end, which keeps the last value per (uplink, L). Nothing is read
 //! from another switch's memory, so results do not depend on partitions or ranks.
 //!
-//! - SGLB (`Metric::Quality`): a port's quality is DLB's (ALGORITHMS.md A8's suggestion),
+//! - SGLB (`Metric::Quality`): a port's quality is DLB's (weft's mapping onto its 8 bands),
 //!   7 − 2·max(qLevel, uLevel), with qLevel AR's level of the queue (`lb.ar_*`: 5/10/20 % of
 //!   the capacity) and uLevel from the busy fraction of the last advert period, the wire
 //!   time of the switch's own adverts of the previous tick left out: 0 below 1 % (htsim:
 //!   exactly 0; 1 % is a margin for adverts still on the wire at the tick), 1 below 15 %,
 //!   2 below 50 %, else 3. uLevel is sampled
 //!   every `lb.sglb_advert_ns`; for its own decisions a switch reads qLevel as AR does
-//!   (refreshed lazily every `lb.ar_update_period_ns`: per-packet DLB is AR, A8), because
+//!   (refreshed lazily every `lb.ar_update_period_ns`: per-packet DLB is AR), because
 //!   a local quality frozen for a whole advert period herds every packet of the period onto
 //!   the same ports (measured on the k = 12 Ofan set-up: CCT +62 % with a 2 µs frozen local
 //!   quality, +15 % with a 0.1 µs one). The advert carries the quality at the tick. A switch
 //!   that chooses among uplinks takes the one with the highest path_q(s, L) =
 //!   min(local_q[s], remote_q[s][L]), uniform among ties. Unheard entries are 7
-//!   (optimistic, as CONGA's empty metric 0). With `lb.sglb_mode = "flowlet"` ("per packet or
-//!   flowlet as in DLB", A9) the choice is DLB's flowlet rule (`dlb.rs`) on the path
+//!   (optimistic, as CONGA's empty metric 0). With `lb.sglb_mode = "flowlet"` (SGLB: "per packet or
+//!   flowlet as in DLB") the choice is DLB's flowlet rule (`dlb.rs`) on the path
 //!   quality: a packet whose flowset entry (`flowlet.rs`, `lb.sglb_flowset_entries`,
 //!   default 256) is unused or idle longer than `lb.sglb_flowlet_us` (default 256 µs, DLB's
 //!   default) goes to a port of the highest path_q, uniform among ties; otherwise it keeps the
 //!   entry's port, unless that port is no longer a candidate (a failed link), which is
-//!   re-picked as for a new flowlet. No reactive rebalancing (A9 names none).
+//!   re-picked as for a new flowlet. No reactive rebalancing (SGLB names none).
 //! - PSP / band JSQ with `lb.psp_remote` (`Metric::Band`): the advert is the band of the
 //!   upper switch's live queue toward L (sent every `lb.state_update_period_ns`); the
 //!   leaf's uplink s toward L is in band max(band(own queue of s), remote band) — the band
@@ -39,7 +39,7 @@
 //! hop's adverts (so each choice sees two hops, as SGLB's next-next-hop in a 3-stage Clos).
 //!
 //! Link failures: adverts go only over live links, and a switch whose links toward L all
-//! failed advertises quality 0 (A9's rule for a failed remote link; PSP: the top band), so
+//! failed advertises quality 0 (SGLB's rule for a failed remote link; PSP: the top band), so
 //! a leaf never prefers it for L while any other uplink has quality above 0.
 //!
 //! The advertising timer sleeps when the switch is idle (every queue empty, and for SGLB
@@ -512,7 +512,7 @@ mod tests {
         assert_eq!(c.get(leaf.best_path(f, 3, c, &full, t, &mut rng)), 2);
     }
 
-    /// ALGORITHMS.md A9 "per flowlet as in DLB": within a flowlet (gaps up to the interval,
+    /// SGLB per flowlet, as DLB: within a flowlet (gaps up to the interval,
     /// here 10 µs) the port never changes, whatever the path qualities do; after a longer
     /// gap the flow lands on a port of the highest path quality; a remembered port that is
     /// no longer a candidate is re-picked.

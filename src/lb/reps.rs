@@ -1,4 +1,4 @@
-//! REPS, Recycled Entropy Packet Spraying (ALGORITHMS.md A11; Bonato et al., the paper's
+//! REPS, Recycled Entropy Packet Spraying (Bonato et al.; the REPS artifact's
 //! `CircularBufferREPS` with freezing). Host side only: switches hash (ECMP).
 //!
 //! Each flow's sender keeps a small circular buffer of entropy values (EVs) whose packets
@@ -10,7 +10,7 @@
 //! paths) instead of exploring, then forgets them and explores `explore_after_thaw` packets.
 //!
 //! Feedback (`Feedback`, with the EV the data packet carried): `Delivered` (an ACK without
-//! ECN, or a last-hop NACK without ECN: incast, not a bad path, C4) recycles the EV; `Ecn`,
+//! ECN, or a last-hop NACK without ECN: incast, not a bad path) recycles the EV; `Ecn`,
 //! `Nack` (a trim before the last hop) and `Timeout` do not.
 
 use super::host::Feedback;

@@ -1,4 +1,4 @@
-//! Stale queue state (ALGORITHMS.md 0.3, `lb.state_update_period_ns`): a switch's queue-aware
+//! Stale queue state (the PSP paper's, §IV; `lb.state_update_period_ns`): a switch's queue-aware
 //! policy decides from a copy of its ports' queued bytes taken at the last refresh, refreshed
 //! by the switch's LB timer every period, instead of from the live queues. Two decisions less
 //! than one period apart see the same values, whatever the queues did in between.

@@ -298,7 +298,7 @@ impl SwitchLb {
             SwitchLb::Ofan { state, level } => {
                 let (d, _) = ctx.fabric.subtree(pkt.dst, *level);
                 // Ofan rotates over all w uplinks; under failures it keeps advancing the
-                // pointer until it yields a valid port (SEEDS.md).
+                // pointer until it yields a valid port (the Ofan paper, §4.1).
                 let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
                 if all.len() != state.width() {
                     candidates_mismatch("ofan", all.len(), state.width());
@@ -626,7 +626,7 @@ mod tests {
         hist
     }
 
-    /// ALGORITHMS.md 0.3: decisions between two refreshes see the snapshot, not the live
+    /// Stale state: decisions between two refreshes see the snapshot, not the live
     /// queues, for every queue-aware policy; a refresh makes them follow the queues again.
     #[test]
     fn stale_decisions_see_the_last_refresh() {
@@ -660,9 +660,9 @@ mod tests {
         }
     }
 
-    /// ALGORITHMS.md A10: data goes to the lowest quantized level (capacity 800 KB: 50 KB
-    /// is level 1, 0 B level 0); packets under 100 B follow the ECMP hash whatever the
-    /// queues (one port per flow).
+    /// AR (htsim's `adaptive_route`): data goes to the lowest quantized level (capacity
+    /// 800 KB: 50 KB is level 1, 0 B level 0); packets under 100 B follow the ECMP hash
+    /// whatever the queues (one port per flow).
     #[test]
     fn ar_sends_data_to_the_lowest_level_and_small_packets_by_hash() {
         let (m, mut lb, mut pkt) = edge_switch(LbPolicy::Ar);
@@ -680,7 +680,7 @@ mod tests {
         );
     }
 
-    /// ALGORITHMS.md A15: between two refreshes PSP's weights do not change, whatever the
+    /// PSP under stale state: between two refreshes its weights do not change, whatever the
     /// real queues do (900 KB is band 7 of 8: weight 0, never chosen).
     #[test]
     fn psp_weights_change_only_at_a_refresh() {
@@ -703,9 +703,9 @@ mod tests {
         );
     }
 
-    /// SEEDS.md: under failures Ofan keeps advancing the pointer until it yields a valid
-    /// port. k = 6: edge switch 54 (nodes: 54 hosts first) has uplinks 3, 4, 5; with 4 failed,
-    /// a key's rotation over the three visits the two valid ports alternately, so 300
+    /// The Ofan paper, §4.1: under failures Ofan keeps advancing the pointer until it yields a
+    /// valid port. k = 6: edge switch 54 (nodes: 54 hosts first) has uplinks 3, 4, 5; with 4
+    /// failed, a key's rotation over the three visits the two valid ports alternately, so 300
     /// packets give exactly 150 each (Simple RR likewise skips the failed port).
     #[test]
     fn rotations_skip_failed_uplinks_and_split_evenly_over_the_rest() {

@@ -1,6 +1,6 @@
-//! Top-k (ALGORITHMS.md A14, SEEDS.md §2): uniform random among the k candidates with the
+//! Top-k (the PSP paper's baseline, Table IV): uniform random among the k candidates with the
 //! fewest queued bytes. k = 1 is JSQ, k = |candidates| uniform (RSQ). Unset, k = ⌈N/2⌉ of the
-//! N candidates (SEEDS.md §2's baseline k = N/2, rounded up so that N = 1 or odd N keep at
+//! N candidates (the PSP paper's k = N/2, §IV-D, rounded up so that N = 1 or odd N keep at
 //! least half).
 //!
 //! Ties at the k-th position: ties are broken uniformly at random before cutting (the

@@ -1,4 +1,4 @@
-//! UEC's "mixed" host policy (ALGORITHMS.md A11b; UEC htsim `UecMpMixed`, its default LB):
+//! UEC's "mixed" host policy (as UEC htsim's `UecMpMixed`, its default LB):
 //! send on a recycled good entropy value (EV) if one is cached, else on the bitmap's next EV.
 //! Every feedback goes to both halves.
 //!

@@ -1,4 +1,4 @@
-//! Valiant load balancing (VLB, ALGORITHMS.md A16): every data packet goes through a
+//! Valiant load balancing (VLB; Valiant and Brebner 1981, VL2): every data packet goes through a
 //! uniformly random intermediate top-tier switch (a core in a fat tree, a spine in a
 //! leaf-spine), even when its destination shares its pod or its ToR (non-minimal), then down
 //! to the destination.
@@ -13,7 +13,7 @@
 //! clears the flag, and the packet descends by the ordinary (unique) down route. Each leg is
 //! thus minimal; the whole path is not: 2·top hops even between hosts of one ToR.
 //!
-//! `lb.valiant_intermediates` (A16: "all cores (default) or a subset") lists the top-tier
+//! `lb.valiant_intermediates` (all cores by default, or a subset) lists the top-tier
 //! switches (node ids) to draw from, uniformly; empty: all of them. The list becomes the
 //! codes that reach those switches ([`codes_of`]: a code reaches the same top-tier switch
 //! from every source, the fabric's wiring being the same in every pod), so a subset costs
@@ -197,7 +197,7 @@ mod tests {
         seen
     }
 
-    /// ALGORITHMS.md A16: every packet traverses a top-tier switch, even between hosts of
+    /// Non-minimal VLB: every packet traverses a top-tier switch, even between hosts of
     /// one ToR, on a path of 2·top links (each leg minimal), and reaches its destination.
     #[test]
     fn every_packet_climbs_to_the_top_even_under_one_tor() {
@@ -218,7 +218,7 @@ mod tests {
         }
     }
 
-    /// ALGORITHMS.md A16: the intermediate is uniform over the top tier. k = 8 fat tree:
+    /// VLB: the intermediate is uniform over the top tier. k = 8 fat tree:
     /// 16 cores; 32 000 packets per pair (same ToR, 0 → 1) land 2 000 per core, binomial
     /// s.d. √(32 000·(1/16)·(15/16)) = 43.3; each count within 4.5 s.d. (±195), and every
     /// code reaches a distinct core.
@@ -247,7 +247,7 @@ mod tests {
         }
     }
 
-    /// ALGORITHMS.md A16 "a subset": with 2 of the 16 cores of a k = 8 fat tree listed,
+    /// VLB over a subset of the cores: with 2 of the 16 cores of a k = 8 fat tree listed,
     /// every packet (from three sources, walked switch by switch) climbs to one of them, each
     /// about half the time: 20 000 packets, 10 000 each, binomial s.d. √(20 000/4) = 70.7;
     /// each count within 4.5 s.d. (±318).

@@ -44,7 +44,7 @@
 //!
 //! # Permutations: [`permutation_bound_ps`]
 //!
-//! The Ofan paper's appendix-A model (SEEDS.md §1, "Permutation CCT lower bound"): every host
+//! The Ofan paper's appendix-A model ("Permutation CCT Lower-Bound", Fig. 15): every host
 //! sends its own m data packets and the ACKs of the flow it receives on its NIC. Three modes:
 //! data only until the first data packet has arrived, then data and ACKs interleaved, then ACKs
 //! only. Generalized to per-hop rates, the terms that describe a NIC use the host link (the
@@ -58,7 +58,7 @@
 //! ```
 //!
 //! With one rate and latency everywhere this is exactly the paper's formula. Where the model is
-//! silent (SEEDS: "if m < 2·i1 the modes overlap: define the bound sensibly") weft takes the
+//! silent (for m < 2·i1 the modes overlap, a case the paper leaves open) weft takes the
 //! larger of the model and [`single_flow_bound_ps`], which always holds. For m < i1 (the
 //! receiver has finished its own data before the first arrival, so the mode structure does not
 //! apply) only the single-flow bound is used; inside the model, mode 3's look-back term is used

@@ -8,7 +8,8 @@
 //!   model, which also counts the ACKs a host sends for what it receives).
 //! - Every workload: the busiest host's bytes (data sent plus ACKs sent, or data received
 //!   plus ACKs received, with headers and gaps) on its own link, plus the shortest one-way
-//!   trip of any of its flows' last packet — the naive bound of SEEDS.md made exact in rate.
+//!   trip of any of its flows' last packet — the naive bound the Ofan paper uses for other
+//!   workloads (§3.5) made exact in rate.
 //!
 //! - Triggered flows ([`Start::After`], collectives): the critical path. A flow starts no
 //!   earlier than its dependencies' bounds end plus its delay, so its own bound is added to

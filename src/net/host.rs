@@ -497,7 +497,7 @@ impl Host {
             c.stale_acks += 1;
             return false;
         }
-        // A last-hop trim means incast, not a bad path (ALGORITHMS.md C4).
+        // A last-hop trim means incast, not a bad path (as UEC htsim's `processNack`).
         let what = Feedback::of_nack(last_hop, pkt.flags & flags::ECN_ECHO != 0);
         let f = &mut self.flows[i];
         m.lb.host.feedback(&mut f.path, pkt.entropy, what, now_ps);

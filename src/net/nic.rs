@@ -1,8 +1,8 @@
 //! A host's NIC: one port, the arbitration between the host's flows and its control packets
 //! (ACKs), and pacing. It serves flows with data round-robin one packet at a time and
 //! alternates data and control packets when both wait, or under NDP (`control_first`)
-//! sends control packets first (OPERA.md A.5: the host's priority queue serves headers,
-//! ACKs, NACKs and pulls before data). Data is paced at `host.load` × line
+//! sends control packets first (as opera-sim's host `PriorityQueue`: headers, ACKs, NACKs
+//! and pulls before data). Data is paced at `host.load` × line
 //! rate: after a data packet that starts at t and holds the wire for w (gap included), the
 //! next data packet starts no earlier than t + w / load.
 //!

@@ -1,5 +1,5 @@
 //! Queue discipline of switch output ports: the one place that decides whether a packet may
-//! enter a port, which queue it joins, and what it is marked with (ALGORITHMS.md C1, C3):
+//! enter a port, which queue it joins, and what it is marked with (as htsim's `CompositeQueue`):
 //! - the FIFO holds data up to `buffer_bytes`; a data packet that does not fit is dropped, or
 //!   with trimming cut to a header that joins the strict-priority control queue (UEC htsim's
 //!   composite queue; optionally a coin flip trims the FIFO's last packet instead);
@@ -163,8 +163,8 @@ impl QueueDiscipline {
             p.flags |= flags::TRIMMED | if last_hop { flags::LAST_HOP } else { 0 };
             p
         };
-        // Without a priority queue there is no room for control packets; and a header that
-        // would overflow the priority queue is dropped with its packet (C1 rule 4).
+        // Without a priority queue there is no room for control packets; and a header that would
+        // overflow the priority queue is dropped with its packet (as htsim's `CompositeQueue`).
         let no_room = port.ctrl_bytes + trim_bytes as u64 > self.ctrl_buffer_bytes;
         if !pkt.is_data() || pkt.is_trimmed() || (no_room && !return_to_sender) {
             return dropped(port);

@@ -1,5 +1,5 @@
-//! RotorLB at hosts and ToRs: Opera's bulk transport (OPERA.md A.5 "Direct (bulk) +
-//! RotorLB"; classification and packet marks in `transport/rotor.rs`).
+//! RotorLB at hosts and ToRs: Opera's bulk transport (the Opera paper, §4.2.2; opera-sim's
+//! `rlbmodule.cpp`; classification and packet marks in `transport/rotor.rs`).
 //!
 //! A bulk flow's packets wait in its host's per-destination queues until a direct circuit
 //! to the destination's rack exists. At the start of every superslice the rack's hosts are

@@ -6,9 +6,9 @@
 use super::validate::{bail_field, FieldError, Result};
 use super::{Fsdp2Mode, GpuPlacement, MoeConfig, Scenario, WorkloadKind};
 
-/// The Llama-3 models of AI_WORKLOADS.md B.1: name, layers, nominal parameters (the
-/// figure in the name, which reproduces the Ofan paper's packet counts; the exact totals
-/// are 8.03 B, 70.55 B and 405.85 B).
+/// The Llama-3 models ("The Llama 3 Herd of Models", Table 3): name, layers, nominal parameters
+/// (the figure in the name, which reproduces the Ofan paper's packet counts; the exact totals are
+/// 8.03 B, 70.55 B and 405.85 B).
 pub const LLAMA3_MODELS: [(&str, u32, u64); 3] = [
     ("llama3-8b", 32, 8_000_000_000),
     ("llama3-70b", 80, 70_000_000_000),

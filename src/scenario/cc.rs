@@ -1,11 +1,11 @@
 //! Parameters of the congestion-control algorithms (`[host.dctcp]`, `[host.nscc]`,
-//! `[host.swift]`, `[host.mswift]`), with ALGORITHMS.md part B's defaults (UEC htsim and
-//! csg-htsim values; appendix 1). Each is used only when `host.cc` names its algorithm.
+//! `[host.swift]`, `[host.mswift]`), with htsim's defaults (UEC htsim and csg-htsim
+//! values). Each is used only when `host.cc` names its algorithm.
 
 use super::validate::{FieldError, Result};
 use serde::{Deserialize, Serialize};
 
-/// `[host.dctcp]` (ALGORITHMS.md B1).
+/// `[host.dctcp]` (Alizadeh et al., SIGCOMM 2010; csg-htsim's `dctcp.cpp`).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct DctcpConfig {
@@ -40,8 +40,8 @@ impl Default for DctcpConfig {
     }
 }
 
-/// `[host.nscc]` (ALGORITHMS.md B2, UEC htsim `initNsccParams`). Gains are given in the
-/// units of the spec's table and scaled by a = network BDP / reference BDP and
+/// `[host.nscc]` (UEC htsim's `initNsccParams`). Gains are given in htsim's reference
+/// units and scaled by a = network BDP / reference BDP and
 /// b = target / reference RTT, as htsim does.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -102,7 +102,7 @@ impl Default for NsccConfig {
     }
 }
 
-/// `[host.swift]` (ALGORITHMS.md B3; htsim values, the paper's production values are not
+/// `[host.swift]` (Kumar et al., SIGCOMM 2020; htsim values, the paper's production values are not
 /// public). Also the base of `mswift`.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -152,9 +152,9 @@ impl Default for SwiftConfig {
     }
 }
 
-/// `[host.mswift]` (ALGORITHMS.md B4): Swift fed the median of the last H delay samples,
-/// H = max(⌊cwnd / MTU / 2⌋, 1), at most `history_max`. Swift's parameters come from
-/// `[host.swift]`.
+/// `[host.mswift]` (Gerstein et al., arXiv 2509.07907): Swift fed the median of the last H
+/// delay samples, H = max(⌊cwnd / MTU / 2⌋, 1), at most `history_max`. Swift's parameters
+/// come from `[host.swift]`.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct MswiftConfig {
@@ -299,7 +299,8 @@ impl MswiftConfig {
     }
 }
 
-/// `[host.ndp]` (OPERA.md A.5: NDP, Handley et al. SIGCOMM 2017; opera-sim's `ndp.cpp`).
+/// `[host.ndp]` (NDP, Handley et al. SIGCOMM 2017, as Opera uses it: the Opera paper, §4.2.1;
+/// opera-sim's `ndp.cpp`).
 /// The smallest retransmission timeout is `host.rto_min_us`, whose default under NDP is
 /// 1000 µs (opera-sim's `NdpSrc::setMinRTO(1000)`).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]

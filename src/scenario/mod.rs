@@ -403,7 +403,7 @@ impl<'de> Deserialize<'de> for BufferBytes {
     }
 }
 
-/// How switches ECN-mark data packets (ALGORITHMS.md C3).
+/// How switches ECN-mark data packets (DCTCP's step, or UEC htsim's ramp).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum EcnMode {
@@ -506,8 +506,9 @@ pub enum LbPolicy {
     Ethereal,
     Conga,
     Sglb,
-    /// Static PGFT routings (SEEDS.md §3, ALGORITHMS.md A17): a fixed port per destination
-    /// (D-mod-k), per source (S-mod-k), per grouped id, or at random per (switch, destination).
+    /// Static PGFT routings (the PGFT routing paper; Zahavi's D-mod-k): a fixed port per
+    /// destination (D-mod-k), per source (S-mod-k), per grouped id, or at random per (switch,
+    /// destination).
     Dmodk,
     Smodk,
     Gdmodk,
@@ -632,7 +633,7 @@ pub enum SwitchGranularity {
     Flowlet,
 }
 
-/// `lb.dlb_mode`: Broadcom DLB's three modes (ALGORITHMS.md A8).
+/// `lb.dlb_mode`: Broadcom DLB's three modes (per packet, flowlet, assigned flow).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum DlbMode {
@@ -714,15 +715,15 @@ pub struct LbConfig {
     /// `reps` without `switch.trim`: a timeout freezes only if the flow's largest RTT over
     /// the last two RTOs is below this many base RTTs (otherwise congestion explains it).
     pub reps_freeze_rtt_gate: f64,
-    /// `drill`: ports sampled per decision d (ALGORITHMS.md A6; DRILL(2, 1) is the paper's).
+    /// `drill`: ports sampled per decision d (DRILL(2, 1) is the DRILL paper's).
     pub drill_d: u32,
     /// `drill`: least-loaded ports remembered for the next decision m.
     pub drill_m: u32,
     /// `topk`: choose at random among the k least-loaded candidates. Unset: ⌈N/2⌉ of the N
-    /// candidate ports (SEEDS.md §2's k = N/2).
+    /// candidate ports (the PSP paper's k = N/2).
     pub topk_k: Option<u32>,
     /// Queue-aware policies (`jsq`, `choice`, `drill`, `topk`) decide from a snapshot of the
-    /// switch's queues taken every this many ns (ALGORITHMS.md 0.3); 0 = instantaneous.
+    /// switch's queues taken every this many ns (stale state); 0 = instantaneous.
     pub state_update_period_ns: f64,
     /// `ar`: a port's quantized level is recomputed when read more than this many ns after
     /// its last refresh (htsim: 100 ns).
@@ -768,17 +769,17 @@ pub struct LbConfig {
     /// `valiant`: the node ids of the top-tier switches hosts draw the intermediate from
     /// (uniformly); empty: every top-tier switch.
     pub valiant_intermediates: Vec<u32>,
-    /// `psp`, `band_jsq`: number of queue bands n (SEEDS.md §2: 8).
+    /// `psp`, `band_jsq`: number of queue bands n (the PSP paper's: 8).
     pub psp_bands: u32,
     /// `psp`, `band_jsq`: the top threshold Th_max; thresholds are i·Th_max/n.
     pub psp_th_max_bytes: u64,
     /// `psp`: weight of bands 0..n−1 (above Th_max: 0). Unset: n−1, n−2, ..., 0.
     pub psp_weights: Option<Vec<u32>>,
     /// `psp`, `band_jsq`: a leaf's uplink s toward destination leaf L counts as the larger
-    /// of its own queue and the queue spine s last advertised toward L (SEEDS.md §2), in
+    /// of its own queue and the queue spine s last advertised toward L (the PSP paper, §II-B), in
     /// adverts every `state_update_period_ns` (which must then be positive).
     pub psp_remote: bool,
-    /// `conga`: DRE decay period T_dre in µs (ALGORITHMS.md A7; see README for the
+    /// `conga`: DRE decay period T_dre in µs (CONGA's DRE; see README for the
     /// default, scaled to 800 Gb/s links).
     pub conga_t_dre_us: f64,
     /// `conga`: DRE decay factor α in (0, 1].
@@ -792,7 +793,7 @@ pub struct LbConfig {
     /// `sglb`: period of the upper switches' quality adverts (and of every SGLB switch's
     /// quality sampling), in ns.
     pub sglb_advert_ns: f64,
-    /// `sglb`: a decision per packet (default) or per flowlet, as DLB's (ALGORITHMS.md A9).
+    /// `sglb`: a decision per packet (default) or per flowlet, as DLB's.
     pub sglb_mode: SwitchGranularity,
     /// `sglb` flowlet mode: the inactivity interval that ends a flowlet, in µs (DLB's
     /// default, Juniper's 256).
@@ -818,7 +819,7 @@ pub struct LbConfig {
     /// than half of the EVs have a penalty, skip none (default false, as htsim).
     pub bitmap_no_skip_above_half: bool,
     /// `ethereal`: most subflows per flow (s_max). Unset: the number of paths through the
-    /// lowest common layer (SEEDS.md §1: one subflow per path).
+    /// lowest common layer (one subflow per path, as in the Ofan paper).
     pub ethereal_max_subflows: Option<u32>,
     /// `ethereal`: ties between equally loaded uplinks go to the lowest index or a random
     /// one (default random, so that hosts of an edge switch do not all favour uplink 0).
@@ -1026,7 +1027,7 @@ pub enum WorkloadKind {
     /// `duration_us` (the PSP paper's set-up).
     Continuous,
     /// Poisson flow arrivals at `load` for `duration_us`, sizes from the `size_cdf` file, to
-    /// hosts of other racks (OPERA.md §A.6, `workload/poisson.rs`).
+    /// hosts of other racks (the Opera paper, §5; `workload/poisson.rs`).
     Poisson,
     /// Every host sends `message_bytes` to every host of other racks, at 0 or staggered over
     /// `stagger_us` (`workload/shuffle.rs`).
@@ -1086,7 +1087,7 @@ pub enum MoeDispatch {
     Hierarchical,
 }
 
-/// `[workload.moe]`: the synthetic routing generator (AI_WORKLOADS.md B.3), used when
+/// `[workload.moe]`: the synthetic routing generator (`workload::moe_trace`), used when
 /// `workload.file` names no trace.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -1216,7 +1217,7 @@ pub struct WorkloadConfig {
     pub gpus_per_server: u32,
     /// fsdp2 and moe: where servers go on the fabric (default "ordered").
     pub placement: GpuPlacement,
-    /// fsdp2: "llama3-8b", "llama3-70b" or "llama3-405b" (AI_WORKLOADS.md B.1), unless
+    /// fsdp2: "llama3-8b", "llama3-70b" or "llama3-405b" (`scenario/ai.rs`), unless
     /// `layer_params` is given.
     pub model: Option<String>,
     /// fsdp2: explicit parameter count of each layer, instead of `model`.

@@ -1,6 +1,6 @@
 //! `[topology.pgft]`: a Parallel Generalized Fat-Tree PGFT(h; m_1..m_h; w_1..w_h; p_1..p_h)
-//! (SEEDS.md §3) and the types of its end nodes (compute, I/O, ...), which the grouped static
-//! routings (`gdmodk`, `gsmodk`) and the contention patterns read.
+//! (the PGFT routing paper) and the types of its end nodes (compute, I/O, ...), which the
+//! grouped static routings (`gdmodk`, `gsmodk`) and the contention patterns read.
 
 use super::validate::{bail_field, FieldError, Result};
 

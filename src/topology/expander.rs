@@ -1,6 +1,6 @@
 //! Static expander: N ToRs, each with d hosts and u ToR-to-ToR links forming a random
 //! u-regular graph (`regular_graph.rs`); ECMP over every shortest ToR path. Opera's
-//! cost-equivalent static baseline (OPERA.md A.2: 130 racks × 5 hosts, u = 7, k = 12).
+//! cost-equivalent static baseline (the Opera paper, §5: 130 racks × 5 hosts, u = 7, k = 12).
 //!
 //! Numbering: hosts `0..N·d` (rack-major); ToR r is node `T0 + r`, `T0 = N·d`, tier 1 (hosts
 //! tier 0, no higher tier). ToR ports: `0..d` down (port i → host r·d + i), then `d + j` to the

@@ -1,12 +1,12 @@
 //! Failed links and the routes that avoid them.
 //!
-//! A failed link carries nothing in either direction. Routing keeps to shortest paths: at a
-//! switch, a candidate port stays valid for a destination if its link is up and the node it
-//! leads to still reaches the destination on a shortest path (the SEEDS.md rule "routing uses
-//! only ports that still reach the destination"). Routes depend on the destination only
-//! through its edge switch (leaf), so validity is tabulated per (switch, destination edge):
-//! an index into a pool of interned port lists, or [`KEEP`] where nothing changed. The table
-//! exists only when links fail; a fault-free fabric pays one branch per route.
+//! A failed link carries nothing in either direction. Routing keeps to shortest paths: at a switch,
+//! a candidate port stays valid for a destination if its link is up and the node it leads to still
+//! reaches the destination on a shortest path (the Ofan paper's valid ports, §4.1: routing uses
+//! only ports that still reach the destination). Routes depend on the destination only through its
+//! edge switch (leaf), so validity is tabulated per (switch, destination edge): an index into a
+//! pool of interned port lists, or [`KEEP`] where nothing changed. The table exists only when links
+//! fail; a fault-free fabric pays one branch per route.
 //!
 //! Single-port (downward) routes are never rewritten: a switch whose only way down is broken
 //! is simply never chosen by the switches above it, since it does not reach the destination.

@@ -1,5 +1,5 @@
 //! Random u-regular simple graphs: the ToR-to-ToR wiring of the static expander (Opera's
-//! cost-equivalent baseline, OPERA.md A.2: "random near-Ramanujan graph").
+//! cost-equivalent baseline, a random near-Ramanujan graph as opera-sim's `expander_topo_gen`).
 //!
 //! Generator: the pairing (configuration) model with Steger and Wormald's repair, as
 //! networkx's `random_regular_graph`. Every vertex has u points; the free points are

@@ -1,4 +1,4 @@
-//! NDP's sender rules (`host.cc = "ndp"`; Handley et al., SIGCOMM 2017; OPERA.md A.5),
+//! NDP's sender rules (`host.cc = "ndp"`; Handley et al., SIGCOMM 2017; the Opera paper, §4.2.1),
 //! on top of the reliable transport's sequence numbers, send records, SACK, NACK queue and
 //! retransmission timer (`reliable.rs`), whose window is then unlimited: what limits an NDP
 //! sender is its **pull credit**.

@@ -7,7 +7,7 @@
 //! recognised as a duplicate (a finished flow's set holds no bitmap, only its cumulative
 //! point).
 //!
-//! When to ACK (ALGORITHMS.md C2, as UEC htsim's `UecSink::processData`): at once for a
+//! When to ACK (as UEC htsim's `UecSink::processData`): at once for a
 //! duplicate, the flow's first packet, an ECN-marked packet, a packet with an ACK request, and
 //! when the out-of-order set drains while a request is pending; otherwise once
 //! `ack_coalesce_bytes` of data (whole packets, headers included, as htsim counts) arrived

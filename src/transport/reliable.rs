@@ -1,5 +1,5 @@
-//! The reliable transport every congestion-controlled flow uses (ALGORITHMS.md C2, in the
-//! UEC htsim style): per-packet sequence numbers, send records, selective acknowledgement,
+//! The reliable transport every congestion-controlled flow uses (in the UEC htsim style:
+//! `UecSrc`, `UecSink`): per-packet sequence numbers, send records, selective acknowledgement,
 //! NACKs for trimmed packets, a retransmission timer and a reordering rule for losses
 //! without trimming. The window comes from the flow's [`Cc`]; this file owns the rest.
 //!
@@ -23,7 +23,7 @@
 //!   the estimate is below it; no exponential back-off, as UEC htsim.
 //! - **Reordering rule** (without trimming, packets vanish silently): a packet sent once
 //!   is lost when a packet more than `reorder_pkts` sequence numbers above it has been
-//!   acknowledged (forward acknowledgement with a threshold; C6's `3 + paths` by default, so
+//!   acknowledged (forward acknowledgement with a threshold; htsim's `3 + paths` by default, so
 //!   spraying's reordering is tolerated). Retransmissions are left to NACKs and the timer.
 //! - **Window**: a packet may go if `in_flight + size ≤ cwnd`, or if nothing is in flight
 //!   (a window below one packet sends one at a time, paced if the CCA asks).

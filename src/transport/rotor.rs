@@ -1,4 +1,4 @@
-//! RotorLB's transport side (Opera's bulk traffic, OPERA.md A.5 "Direct (bulk) + RotorLB"):
+//! RotorLB's transport side (Opera's bulk traffic, the Opera paper, §4.2.2; opera-sim's RLB):
 //! which flows are bulk, the per-slot budgets, and how a RotorLB packet is marked. The host
 //! side (queues, slot planning, relaying, bounces) is `net/rotorlb.rs`.
 //!

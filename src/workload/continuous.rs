@@ -1,4 +1,4 @@
-//! Continuous load (the PSP paper's set-up, SEEDS.md §2): every host sends back-to-back
+//! Continuous load (the PSP paper's set-up, §IV-A): every host sends back-to-back
 //! messages, each to a uniformly random host of another group (pod or leaf), starting one
 //! every `gap_ps` (a message's wire time at the host's line rate over the offered load) for
 //! the run's duration. Flows are computed on demand from (seed, host, index), so nothing

@@ -1,4 +1,4 @@
-//! Llama-3 FSDP2/HSDP (`workload.kind = "fsdp2"`, AI_WORKLOADS.md B.1–B.2): the inter-server
+//! Llama-3 FSDP2/HSDP (`workload.kind = "fsdp2"`, the Ofan paper, §6.7): the inter-server
 //! rings of hybrid sharding. GPUs shard within a server (NVLink, not simulated) and replicate
 //! across servers, so local rank l of every server forms one ring (GPU i → GPU i + g, mod
 //! the GPUs), g rings side by side, each of `servers` members handling 1/g of every layer;
@@ -138,7 +138,7 @@ mod tests {
 
     #[test]
     fn packet_counts_at_1024_gpus_are_the_ofan_papers_rounded_up() {
-        // Ofan paper: 119, 418, 1533 packets of 4 KB per flow per layer (B.2); rounding up
+        // Ofan paper: 119, 418, 1533 packets of 4 KB per flow per layer (§6.7); rounding up
         // gives 120 (119.2), 418 (417.2), 1533 (1532.7).
         for (model, packets) in [
             ("llama3-8b", 120),

@@ -1,4 +1,4 @@
-//! Mixture-of-experts all-to-all-v (`workload.kind = "moe"`, AI_WORKLOADS.md B.3): within
+//! Mixture-of-experts all-to-all-v (`workload.kind = "moe"`, the Ofan paper, §6.6): within
 //! each expert-parallel group of `ep_size` GPUs (groups are consecutive servers, side by
 //! side), every GPU dispatches its tokens to the GPUs holding their experts, the experts
 //! compute, and every GPU sends the results back (combine, the reverse flows).

@@ -1,7 +1,6 @@
 //! MoE routing traces: how many tokens each GPU of an expert-parallel (EP) group sends to each
 //! other over the scale-out network in one MoE layer's dispatch (combine is the reverse), from
-//! a CSV file ([`read_csv`]) or from the synthetic generator of AI_WORKLOADS.md B.3
-//! ([`generate`], `weft moe-trace`).
+//! a CSV file ([`read_csv`]) or from a synthetic generator ([`generate`], `weft moe-trace`).
 //!
 //! Generator (choices, and why):
 //! - Popularity: expert e has p_e ∝ exp(sigma · z_e), z_e standard normals (Box-Muller) drawn

@@ -1,4 +1,4 @@
-//! Poisson flow arrivals (OPERA.md §A.6, `kind = "poisson"`): every host starts flows as a
+//! Poisson flow arrivals (the Opera paper, §5, `kind = "poisson"`): every host starts flows as a
 //! Poisson process of rate λ_host = load · line rate (bytes/s) / mean size, each to a
 //! uniformly random host of another rack (edge switch or leaf), its size a step sample of
 //! the flow-size CDF, for `duration_us`. Per-host processes of equal rate with uniform

@@ -1,4 +1,4 @@
-//! Opera's scaling workloads over racks (OPERA.md §A.6, the paper's Fig. 12/15):
+//! Opera's scaling workloads over racks (the Opera paper, §5.6, Fig. 12, and Fig. 15):
 //! - hot rack (`kind = "hot_rack"`): every host of one rack sends `message_bytes` to the host of
 //!   the same position in one other rack (both drawn from the seed): the whole demand between
 //!   two racks, which a static network serves over the racks' uplinks and Opera over the

@@ -1,6 +1,6 @@
 //! Ring collectives (`workload.kind = "ring"`): ReduceScatter, AllGather and AllReduce
 //! (= ReduceScatter then AllGather) over an ordered list of hosts, as NCCL's and Gloo's ring
-//! algorithms (AI_WORKLOADS.md B.2).
+//! algorithms.
 //!
 //! The buffer of `message_bytes` per rank is split into n chunks (n ranks) of
 //! ⌈message_bytes / n⌉ bytes each (the last chunk is not shortened: every step carries the

@@ -1,5 +1,5 @@
-//! The all-to-all shuffle across racks (OPERA.md §A.6, `kind = "shuffle"`): every host sends
-//! `message_bytes` to every host of another rack (edge switch or leaf), H − hosts_per_rack
+//! The all-to-all shuffle across racks (the Opera paper, Fig. 8, `kind = "shuffle"`): every host
+//! sends `message_bytes` to every host of another rack (edge switch or leaf), H − hosts_per_rack
 //! flows each, all at time 0 or staggered over `stagger_us`; in a combined workload
 //! (`[workload.with_shuffle]`, `combined.rs`) from `start_us` on. Computed on demand.
 //!

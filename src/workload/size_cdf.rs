@@ -1,6 +1,6 @@
-//! Flow-size CDF files (`workload.size_cdf`, OPERA.md §A.6): lines `bytes,cdf` (cumulative
-//! probability), `#` comments and blank lines skipped, an optional `bytes,cdf` header. Sizes
-//! strictly increase, probabilities never decrease, lie in [0, 1] and end at 1.
+//! Flow-size CDF files (`workload.size_cdf`, the Opera paper's workloads, §5): lines `bytes,cdf`
+//! (cumulative probability), `#` comments and blank lines skipped, an optional `bytes,cdf` header.
+//! Sizes strictly increase, probabilities never decrease, lie in [0, 1] and end at 1.
 //!
 //! Sampling is a *step* CDF: the size of a draw `u` in [0, 1) is the first table size whose
 //! probability is ≥ `u` (only table sizes occur, no interpolation), so its mean is
@@ -142,8 +142,8 @@ mod tests {
     }
 
     #[test]
-    fn derived_means_of_the_shipped_cdfs_match_opera_md() {
-        // OPERA.md §A.6: 7,861,995 B and 1,875,928 B with the step sampler.
+    fn derived_means_of_the_shipped_cdfs_match_the_worked_out_ones() {
+        // Worked out by hand with the step sampler: 7,861,995 B and 1,875,928 B.
         let dm = shipped("datamining.csv").mean_bytes();
         let ws = shipped("websearch.csv").mean_bytes();
         assert_eq!(dm.round(), 7_861_995.0, "{dm}");

@@ -9,15 +9,15 @@
 //! instant. On its self-loop (the rack paired with itself) an uplink is idle: routing never
 //! uses it.
 //!
-//! Routing (A.5): a packet's label is the superslice in which its host's NIC started sending
-//! it (`Packet::via`, written by the NIC: [`OperaFabric::label`]). Every ToR forwards it on a
-//! shortest path of the label superslice's graph — the union of the matchings of the rotors
-//! that stay up for the whole superslice — so a packet sent within a slice never needs a
-//! circuit that reconfigures in that slice. The ToR's LB policy chooses among the shortest
-//! next hops (`rps`: a random shortest path per packet, as the authors' simulator draws one at
-//! the sender; `ecmp`: one per flow and label). Label switching by hop-by-hop next hops of
-//! the label's superslice is the source route the sender would stamp: whichever next hop a
-//! ToR picks, the packet stays on a shortest path of that superslice.
+//! Routing (as opera-sim's source-routed label switching): a packet's label is the superslice in
+//! which its host's NIC started sending it (`Packet::via`, written by the NIC:
+//! [`OperaFabric::label`]). Every ToR forwards it on a shortest path of the label superslice's
+//! graph — the union of the matchings of the rotors that stay up for the whole superslice — so a
+//! packet sent within a slice never needs a circuit that reconfigures in that slice. The ToR's LB
+//! policy chooses among the shortest next hops (`rps`: a random shortest path per packet, as the
+//! authors' simulator draws one at the sender; `ecmp`: one per flow and label). Label switching by
+//! hop-by-hop next hops of the label's superslice is the source route the sender would stamp:
+//! whichever next hop a ToR picks, the packet stays on a shortest path of that superslice.
 
 use super::{Opera, OperaParams, Timing};
 use crate::scenario::{FieldError, Scenario};

@@ -1,5 +1,6 @@
 //! Symmetric 1-factorization of J_N, the N×N all-ones matrix *including* its diagonal, as the
-//! authors' generator builds it (OPERA.md A.3 item 1): N matchings, each an involution of the
+//! authors' generator builds it (opera-sim's `decomp_recursive_original.m`, from
+//! `triu(ones(N))`): N matchings, each an involution of the
 //! racks (a symmetric permutation matrix), whose sum is J_N. Every unordered rack pair {i, j},
 //! i ≠ j, is in exactly one matching and every rack is its own peer (a self-loop: an idle
 //! uplink) in exactly one matching.
@@ -16,7 +17,8 @@
 //! are scored afterwards) and it handles odd N without a separate routine (every matching
 //! then has an odd number of self-loops).
 //!
-//! Lifting (A.3 item 3, N > 64, `lifting = true`): a random factorization of J_Nbase is
+//! Lifting (the Opera paper's graph lifting, §3.3, as opera-sim's `lift_construction.m`;
+//! N > 64, `lifting = true`): a random factorization of J_Nbase is
 //! lifted by a factor LF = N / Nbase with `LIFT_SETS` independent factorizations of J_LF:
 //! every block (s, d) of a base matching P becomes, in the LF lifted matchings of P, the LF
 //! matchings of one random set in a random order; block (d, s) copies block (s, d), so the

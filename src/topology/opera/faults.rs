@@ -1,4 +1,4 @@
-//! Opera's fault tolerance (OPERA.md A.4 "failure detection", the paper's §5.5 Fig. 11):
+//! Opera's fault tolerance (the Opera paper, §3.6.2 and §5.5, Fig. 11):
 //! which rack pairs stay connected, superslice by superslice, when ToR uplinks (links), whole
 //! ToRs or whole rotor switches fail. A failed uplink (rack r, rotor b) carries none of rotor
 //! b's circuits at rack r; a failed rotor carries no circuit; a failed ToR's rack leaves the

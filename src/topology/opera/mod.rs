@@ -1,4 +1,5 @@
-//! Opera's schedule (NSDI 2020; the shared spec `specs/OPERA.md`, A.2–A.5): N racks (ToRs) with d hosts and
+//! Opera's schedule (Mellette et al., NSDI 2020, §3-§4; its authors' simulator opera-sim):
+//! N racks (ToRs) with d hosts and
 //! u uplinks each, uplink b of every rack wired to rotor (circuit) switch b. Rotors cycle
 //! through matchings of the racks so that, over a cycle, every ordered rack pair is directly
 //! connected exactly once. Everything here is a pure function of [`OperaParams`] (seed and
@@ -8,9 +9,9 @@
 //! One file per concept:
 //! - `factorize.rs`: N random involutions summing to J_N (all ones, diagonal included: each
 //!   rack's self-loop is an idle uplink): a random edge colouring of K_N, or with `lifting`
-//!   (N > 64) one of ≤ 64 racks lifted as the authors' generator (A.3 items 1–3);
-//! - `schedule.rs`: matchings assigned to rotors (N/u each, random cycle order) and the
-//!   staggered rotation: one rotor per group reconfigures per superslice (A.3 item 4, A.4);
+//!   (N > 64) one of ≤ 64 racks lifted as the authors' generator (opera-sim's MATLAB code);
+//! - `schedule.rs`: matchings assigned to rotors (N/u each, random cycle order) and the staggered
+//!   rotation: one rotor per group reconfigures per superslice (opera-sim's `pick_topo.m`);
 //! - `timing.rs`: ε, δ, r in ps; time → (cycle, superslice, sub-slice) in integers;
 //! - `paths.rs`: per superslice, shortest ToR paths over the rotors stable for the whole
 //!   superslice, stored as one hop-count byte per (superslice, src, dst).

@@ -1,4 +1,4 @@
-//! Low-latency (indirect) paths (OPERA.md A.5, "Indirect (low-latency) paths"): in each
+//! Low-latency (indirect) paths (the Opera paper, §3.4; as opera-sim's path files): in each
 //! superslice the graph of the rotors stable for the whole superslice (all but the
 //! reconfiguring one per group), shortest ToR paths in it, and for each (superslice, source
 //! rack, destination rack) up to `max_paths` shortest paths as sequences of uplinks (rotor

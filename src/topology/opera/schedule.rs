@@ -1,4 +1,5 @@
-//! Which matching each rotor holds in each superslice (OPERA.md A.3 item 4 and A.4).
+//! Which matching each rotor holds in each superslice (the Opera paper, §3.3; opera-sim's
+//! generator).
 //!
 //! Assignment (`pick_topo.m`): the N matchings are shuffled and rotor a takes the consecutive
 //! block a·N/u .. (a+1)·N/u of the shuffled list, in that order, which is its cycle order.

@@ -1,4 +1,5 @@
-//! Opera's time structure (OPERA.md A.4): a cycle of superslices, each split into three
+//! Opera's time structure (the Opera paper, §4.1; opera-sim's topology files): a cycle of
+//! superslices, each split into three
 //! sub-slices `[ε][δ][r]`. During ε and δ every rotor holds its matching (the one that will
 //! reconfigure still holds its previous one); during r the reconfiguring rotor(s) are dark.
 //! All arithmetic is in integer picoseconds, so every rank maps a time to the same slice.

@@ -1,6 +1,6 @@
 //! PGFT addressing: how many nodes each level has, where each level starts in the node
-//! numbering, and the digits of a node (SEEDS.md §3: a switch is addressed by its level and
-//! the digits of the sub-trees it sits in).
+//! numbering, and the digits of a node (the PGFT routing paper: a switch is addressed by its
+//! level and the digits of the sub-trees it sits in).
 //!
 //! A level-l node is (a_h .. a_{l+1}; b_1 .. b_l): a_i ∈ [0, m_i) says which sub-tree of level
 //! i it lies in (from the top), b_i ∈ [0, w_i) which of the w_i parents its level-(i−1)

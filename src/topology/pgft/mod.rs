@@ -1,12 +1,12 @@
-//! Parallel Generalized Fat-Trees PGFT(h; m; w; p) (SEEDS.md §3): h levels of switches; a
-//! level-l switch has m_l sub-trees below it, a level-(l−1) node has w_l parents at level l and
-//! p_l parallel links to each. Hosts are level 0 (one port: w_1 = p_1 = 1), then the switches
-//! level by level (`address.rs` gives the numbering and digits).
+//! Parallel Generalized Fat-Trees PGFT(h; m; w; p) (Zahavi; the PGFT routing paper): h levels of
+//! switches; a level-l switch has m_l sub-trees below it, a level-(l−1) node has w_l parents at
+//! level l and p_l parallel links to each. Hosts are level 0 (one port: w_1 = p_1 = 1), then the
+//! switches level by level (`address.rs` gives the numbering and digits).
 //!
 //! Ports of a level-l switch: down ports first, child-major (`c·p_l + j` is parallel link j
 //! to child c), then up ports, parallel-link-major (`m_l·p_l + j·w_{l+1} + b` is link j to
 //! parent b). With up port index u = j·w + b, D-mod-k's `u = ⌊d / W_l⌋ mod (w·p)` takes the
-//! parent from the low digit and the parallel link from the next (ALGORITHMS.md A17), and the
+//! parent from the low digit and the parallel link from the next (Zahavi's D-mod-k), and the
 //! k-ary fat tree (p = 1) gets exactly `fat_tree.rs`'s ports.
 //!
 //! Routing is up/down: up while the destination is not below (every up port a candidate,

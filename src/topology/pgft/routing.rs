@@ -1,4 +1,4 @@
-//! Static routings of (P)GFTs (SEEDS.md §3, ALGORITHMS.md A17): D-mod-k, S-mod-k, their
+//! Static routings of (P)GFTs (the PGFT routing paper; Zahavi, 2010): D-mod-k, S-mod-k, their
 //! node-type-grouped variants and random routing, each a fixed port per (switch, source,
 //! destination) for the whole run. The packet simulator uses them as switch LB policies
 //! (`lb.policy = "dmodk"` ...) and `weft contention` walks their routes.

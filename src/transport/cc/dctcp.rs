@@ -1,16 +1,16 @@
-//! `host.cc = "dctcp"`: DCTCP's window rules (ALGORITHMS.md B1; Alizadeh et al. SIGCOMM
+//! `host.cc = "dctcp"`: DCTCP's window rules (Alizadeh et al. SIGCOMM
 //! 2010, RFC 8257), checked against `Broadcom/csg-htsim:sim/dctcp.cpp` and `sim/tcp.cpp`.
 //!
 //! Decisions:
 //! - Units: windows in bytes as packets occupy buffers, MSS of the formulas = `env.mtu_bytes`
 //!   (one full data packet, header included), so a 1-MSS window holds one packet; times in
 //!   ps; cwnd, ssthresh and α are f64 and [`Dctcp::cwnd_bytes`] returns the floor.
-//! - The transport finds losses with SACK (no dupACK counting, no NewReno state machine, C6
-//!   does not apply). So this is DCTCP's window rules on a SACK transport: per ACK, B1 steps
-//!   1–2 counting ACKs as htsim does (`seen += 1` per ACK, `marked += 1` if it echoes ECN; a
-//!   window of ACKs ends when `seen·MTU ≥ past_cwnd`), then slow start (`cwnd +=
-//!   newly_acked`, not past ssthresh) or congestion avoidance (`cwnd += MTU·newly_acked /
-//!   cwnd`).
+//! - The transport finds losses with SACK (no dupACK counting, no NewReno state machine, htsim's
+//!   `TcpSrc` does not apply). So this is DCTCP's window rules on a SACK transport: per ACK, the α
+//!   window (htsim's `DCTCPSrc::receivePacket`) counting ACKs as htsim does (`seen += 1` per ACK,
+//!   `marked += 1` if it echoes ECN; a window of ACKs ends when `seen·MTU ≥ past_cwnd`), then slow
+//!   start (`cwnd += newly_acked`, not past ssthresh) or congestion avoidance (`cwnd +=
+//!   MTU·newly_acked / cwnd`).
 //! - A `Reordering` loss is the fast-retransmit reduction, `ssthresh = max(cwnd/2, 2·MTU)`,
 //!   `cwnd = ssthresh` (never raised by it), at most once per srtt (the transport's
 //!   `s.srtt_ps`) in place of NewReno's once per recovery window. A NACK (trimmed packet)
@@ -30,7 +30,7 @@
 //! Differences from csg-htsim (besides the SACK transport above):
 //! - htsim's slow start / congestion avoidance (`TcpSrc::inflate_window`) credits the room
 //!   the ACK opened in the window, capped at one MSS per ACK; here the bytes the ACK newly
-//!   acknowledged, uncapped, as B1 step 3 writes it (the transport may coalesce ACKs).
+//!   acknowledged, uncapped, as DCTCP's rule writes it (the transport may coalesce ACKs).
 //! - htsim uses the fixed gain 1/16; here g comes from `[host.dctcp]` (default 1/16).
 //! - htsim's window is integer bytes (each update truncates); here an f64.
 
@@ -119,7 +119,8 @@ impl Dctcp {
         None
     }
 
-    /// B1 step 1. An ECN echo also ends slow start: the network is already queueing.
+    /// Count an ACK and its mark. An ECN echo also ends slow start: the network is already
+    /// queueing.
     fn count_ack(&mut self, ecn: bool) {
         self.acks_seen += 1;
         if ecn {
@@ -128,7 +129,7 @@ impl Dctcp {
         }
     }
 
-    /// B1 step 2: fold the window's marked fraction into α and cut in proportion to it.
+    /// At a window's end: fold the window's marked fraction into α and cut in proportion to it.
     fn end_alpha_window(&mut self) {
         let marked_fraction = self.acks_marked as f64 / self.acks_seen as f64;
         let window_saw_ecn = self.acks_marked > 0;
@@ -142,7 +143,7 @@ impl Dctcp {
         self.past_cwnd_bytes = self.cwnd_bytes;
     }
 
-    /// B1 step 3: slow start up to ssthresh, then about one packet per window.
+    /// Then slow start up to ssthresh, then about one packet per window.
     fn grow(&mut self, acked_bytes: f64) {
         if self.cwnd_bytes < self.ssthresh_bytes {
             let room_bytes = self.ssthresh_bytes - self.cwnd_bytes;

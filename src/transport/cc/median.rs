@@ -1,13 +1,13 @@
-//! MSwift's delay filter (ALGORITHMS.md B4): a ring of the last `history_max` RTT samples
-//! and the median of the most recent H of them. Under per-packet spraying consecutive ACKs
-//! come back over different paths; the median of about half a window of samples follows the
-//! typical path, so one congested path out of many does not drive the CCA.
+//! MSwift's delay filter (Gerstein et al., arXiv 2509.07907): a ring of the last `history_max` RTT
+//! samples and the median of the most recent H of them. Under per-packet spraying consecutive ACKs
+//! come back over different paths; the median of about half a window of samples follows the typical
+//! path, so one congested path out of many does not drive the CCA.
 //!
 //! Decisions:
 //! - samples are u64 picoseconds; an even count takes the mean of the two middle values
 //!   floored to an integer picosecond (the integer midpoint of the third-party reference
-//!   `LeoLongmay/HTSIM:htsim/sim/mnscc_median.h`; ALGORITHMS.md allows it);
-//! - the median is computed on a scratch copy, never by reordering the ring (B4 pitfall);
+//!   `LeoLongmay/HTSIM:htsim/sim/mnscc_median.h`; the mean of the two is as valid);
+//! - the median is computed on a scratch copy, never by reordering the ring;
 //!   the scratch buffer is kept to spare an allocation per ACK.
 
 use serde::{Deserialize, Serialize};

@@ -4,7 +4,7 @@
 //! estimator, loss detection and retransmission — and tells the CCA what happened through
 //! the signals below.
 //!
-//! Sizes are bytes as packets occupy buffers (payload + header, the "MTU" of ALGORITHMS.md),
+//! Sizes are bytes as packets occupy buffers (payload + header, htsim's "MTU"),
 //! times are picoseconds. The interface, per CCA file:
 //! - `on_ack(&mut self, &AckSignal)`: an ACK acknowledged `newly_acked_bytes` for the first
 //!   time (possibly 0: a duplicate still carries ECN and delay);
@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 /// simulator's units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CcEnv {
-    /// A full data packet in buffers: payload + header (ALGORITHMS.md's MTU).
+    /// A full data packet in buffers: payload + header (htsim's MTU).
     pub mtu_bytes: u64,
     /// Payload of a full data packet (MSS).
     pub mss_bytes: u64,

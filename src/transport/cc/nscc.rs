@@ -1,10 +1,10 @@
-//! `host.cc = "nscc"`: UEC NSCC as in UEC htsim (ALGORITHMS.md B2, with C2/C4 for NACKs).
+//! `host.cc = "nscc"`: UEC NSCC as in UEC htsim (`uec.cpp`, NACKs as its `processNack`).
 //! ECN and the per-ACK queuing delay pick one of four quadrants; increases are batched into
 //! `inc_bytes_sq` and applied at a "fulfil" every 8 MTUs of ACKed data or every network RTT;
 //! "quick adapt" resets the window to what the last epoch delivered after loss or a very
 //! large delay, when that is far below the maximum window.
 //!
-//! How the spec maps onto weft's CCA interface:
+//! How UEC htsim's NSCC maps onto weft's CCA interface:
 //! - MTU (min window, adjust bytes) = `env.mtu_bytes`, MSS (gains) = `env.mss_bytes`;
 //!   `network_rtt` / `network_bdp` = `env.network_rtt_ps` / `env.network_bdp_bytes`.
 //! - base RTT starts at the network RTT (htsim's default), or with `accurate_base_rtt` at
@@ -30,7 +30,7 @@
 //! `quick_adapt`, `fulfill_adjustment`, `update_delay`, `processNack`,
 //! `updateCwndOnNack_NSCC`, `initNsccParams`):
 //! - `update_delay` there has a branch for delay > 5·base_rtt with a fixed weight 0.0125;
-//!   B2 omits it. It equals `delay_ewma` at the default, so we keep B2's single weight.
+//!   we omit it. It equals `delay_ewma` at the default, so we keep a single weight.
 //! - htsim runs the NACK hook before taking the packet out of flight, so quick adapt's
 //!   `bytes_to_ignore` includes the trimmed packet; our signal's in-flight excludes it, so we
 //!   add the packet back (`in_flight_bytes + bytes`) to match.
@@ -170,7 +170,7 @@ impl Nscc {
         self.achieved_bytes += newly;
         self.received_bytes += newly;
         self.bytes_ignored += newly;
-        // After the `min`, raw ≥ base_rtt always, so B2's "raw < base_rtt" branch is dead.
+        // After the `min`, raw ≥ base_rtt always, so htsim's "raw < base_rtt" branch is dead.
         let delay_ps = match s.rtt_ps {
             Some(raw_ps) => {
                 self.update_base_rtt(raw_ps);
@@ -183,7 +183,8 @@ impl Nscc {
         self.update_cwnd_on_ack(s, delay_ps);
     }
 
-    /// B2 "Per-NACK": a trim is a congestion sample of one network RTT and arms quick adapt.
+    /// Per NACK (htsim's `updateCwndOnNack_NSCC`): a trim is a congestion sample of one network RTT
+    /// and arms quick adapt.
     pub fn on_nack(&mut self, s: &NackSignal) {
         if let Some(raw_ps) = s.rtt_ps {
             self.update_base_rtt(raw_ps);
@@ -201,7 +202,7 @@ impl Nscc {
         self.clamp();
     }
 
-    /// B2 "Per-RTO"; a reordering loss is treated as a timeout.
+    /// Per RTO, as htsim; a reordering loss is treated as a timeout.
     pub fn on_loss(&mut self, s: &LossSignal) {
         match s.kind {
             LossKind::Timeout | LossKind::Reordering => {
@@ -313,8 +314,9 @@ impl Nscc {
         self.received_bytes = 0;
     }
 
-    /// B2 quick adapt. Returns true when it fired or the signal is ignored (an ECN echo or
-    /// NACK still owed to data sent before the last quick adapt): no other window change.
+    /// NSCC's quick adapt (htsim's `quick_adapt`). Returns true when it fired or the signal is
+    /// ignored (an ECN echo or NACK still owed to data sent before the last quick adapt): no other
+    /// window change.
     fn quick_adapt(
         &mut self,
         now_ps: u64,

@@ -1,16 +1,16 @@
-//! `host.cc = "swift"` and `"mswift"`: Swift's delay-based AIMD (ALGORITHMS.md B3, Kumar et
+//! `host.cc = "swift"` and `"mswift"`: Swift's delay-based AIMD (Kumar et
 //! al. SIGCOMM 2020 Alg. 1, checked against `Broadcom/csg-htsim:sim/swift.cpp`), optionally
-//! fed the median of recent delay samples instead of the latest one (MSwift, B4).
+//! fed the median of recent delay samples instead of the latest one (MSwift).
 //!
-//! Decisions (the spec leaves them open or the transport differs from htsim's):
+//! Decisions (the Swift paper and htsim leave them open, or the transport differs from htsim's):
 //! - Units: windows in bytes as packets occupy buffers, MSS of the formulas = `env.mtu_bytes`
 //!   (one full data packet, header included); times in ps; the window is an f64 and
 //!   [`Swift::cwnd_bytes`] returns its floor.
-//! - Delay = the ACK's full RTT sample `s.rtt_ps`, compared with a target that includes base
-//!   and per-hop terms (B3's "full RTT" domain). An ACK without a sample (it answers an earlier transmission) adjusts
-//!   nothing but still resets `retransmit_cnt` and refreshes srtt.
-//! - `can_decrease` uses the transport's smoothed RTT `s.srtt_ps` (B3 pitfall: srtt, not the
-//!   base RTT).
+//! - Delay = the ACK's full RTT sample `s.rtt_ps`, compared with a target that includes base and
+//!   per-hop terms (the "full RTT" domain). An ACK without a sample (it answers an earlier
+//!   transmission) adjusts nothing but still resets `retransmit_cnt` and refreshes srtt.
+//! - `can_decrease` uses the transport's smoothed RTT `s.srtt_ps` (srtt, not the base
+//!   RTT, as htsim).
 //! - target = base_target + hops·h + clamp(fs_α/√(cwnd/MTU) + fs_β, 0, fs_range), cwnd in
 //!   real packets, hops = `env.hops` (switches on the path).
 //! - Initial window = init_cwnd_bdp × `env.bdp_bytes`, clamped to [min_cwnd, max_cwnd].
@@ -28,7 +28,7 @@
 //! - htsim's timeout MD does not record `_last_decrease` (only `applySwiftLimits` after an
 //!   ACK does, comparing with a cwnd taken after the timeout), so an ACK right after a
 //!   timeout may decrease again; here every decrease, timeout included, starts the srtt
-//!   hold-off, which is what B3's "at most one MD per srtt" asks.
+//!   hold-off, which is what Swift's "at most one MD per srtt" asks.
 //! - htsim evaluates `can_decrease` with the srtt before this ACK's sample; the transport
 //!   hands over its srtt as it stands when it signals.
 
@@ -182,7 +182,7 @@ impl Swift {
             return Some(rtt_ps);
         };
         history.push(rtt_ps);
-        // H = max(⌊W/2⌋, 1), W in packets: about half a window of samples (B4).
+        // H = max(⌊W/2⌋, 1), W in packets: about half a window of samples (MSwift).
         let half_window_pkts = (self.cwnd_bytes / self.mtu_bytes / 2.0).floor() as usize;
         let h = half_window_pkts.max(1).min(history.capacity());
         history.median_of_last(h)
