@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use weft::checkpoint::{CheckpointOptions, Saved, REQUEUE_EXIT_CODE};
 use weft::engine::comm::{Comm, LocalComm};
 use weft::engine::{plan::Plan, plan_file};
@@ -112,6 +112,10 @@ enum Cmd {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Also write DIR/summary.json (the JSON report as `results`, as `weft run --out`
+        /// writes a run's), so that a sweep of analyses collects like a sweep of runs.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
     },
     /// Write a partition plan (node ranges → partition → rank) for a scenario.
     Partition {
@@ -265,9 +269,8 @@ impl Launch {
     }
 }
 
-/// `weft contention`: the analysis of `routing` on `pattern` at `scope`, as text or JSON;
+/// `weft contention`: the analysis of `routing` on `pattern` at `scope`, as text and as JSON;
 /// with `draws`, C_topo's distribution over that many seeds.
-#[allow(clippy::too_many_arguments)]
 fn contention(
     s: &weft::scenario::Scenario,
     routing: &str,
@@ -275,8 +278,7 @@ fn contention(
     scope: &str,
     draws: Option<u64>,
     top: usize,
-    json: bool,
-) -> Result<String> {
+) -> Result<(String, serde_json::Value)> {
     use weft::contention::{analyze, is_random, routing_by_name, Draws, Pattern, Report, Scope};
     let scope = Scope::parse(scope)?;
     if !weft::contention::ROUTING_NAMES.contains(&routing) {
@@ -297,8 +299,6 @@ fn contention(
     let f = weft::topology::Fabric::build(s);
     let r = routing_by_name(&f, routing, s.seed)?;
     let p = Pattern::parse(pattern, f.host_types(), s.seed)?;
-    let text =
-        |j: &serde_json::Value| -> Result<String> { Ok(serde_json::to_string_pretty(j)? + "\n") };
     if let Some(n) = draws {
         let per_draw: Vec<[u32; 3]> = (0..n)
             .map(|i| {
@@ -315,7 +315,7 @@ fn contention(
             &per_draw,
             started.elapsed().as_secs_f64(),
         );
-        return if json { text(&d.json) } else { Ok(d.to_text()) };
+        return Ok((d.to_text(), d.json));
     }
     let c = analyze(&f, &r, &p);
     let report = Report::new(
@@ -327,11 +327,22 @@ fn contention(
         top,
         started.elapsed().as_secs_f64(),
     );
-    if json {
-        text(&report.json)
-    } else {
-        Ok(report.to_text())
-    }
+    Ok((report.to_text(), report.json))
+}
+
+/// `summary.json` of a contention analysis: the report as `results`, its time as `run`.
+fn write_contention_summary(dir: &Path, report: &serde_json::Value) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("--out {}: cannot create the folder", dir.display()))?;
+    let wall_s = report.get("elapsed_s").cloned().unwrap_or_default();
+    let doc = serde_json::json!({
+        "command": "contention",
+        "results": report,
+        "run": { "wall_s": wall_s },
+    });
+    let path = dir.join("summary.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 fn main() {
@@ -453,11 +464,19 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             draws,
             top,
             json,
+            out,
         } => {
             let s = load_scenario(&scenario, &sets)?;
-            let text = contention(&s, &routing, &pattern, &scope, draws, top, json)?;
+            let (text, report) = contention(&s, &routing, &pattern, &scope, draws, top)?;
             if root {
-                print!("{text}");
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&report)?);
+                } else {
+                    print!("{text}");
+                }
+                if let Some(dir) = &out {
+                    write_contention_summary(dir, &report)?;
+                }
             }
             Ok(())
         }

@@ -342,3 +342,24 @@ fn slurm_mode_writes_one_job_array_per_sweep_and_runs_nothing() {
         "clap refuses --slurm with --no-run"
     );
 }
+
+/// The PGFT paper's claims run `weft contention` sweeps (milliseconds at the paper's size): the
+/// whole file end to end, where a wrong C_topo, a contention point that writes no
+/// summary.json or a sweep that passes its options as `--set` would fail.
+#[test]
+fn the_pgft_claims_run_contention_sweeps_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let cdir = repo("scenarios/reproduce/claims");
+    let r = weft(&[
+        "reproduce", "pgft", "--claims", s(&cdir), "--size", "paper", "--strict", "--out", s(&out),
+    ]);
+    assert!(r.status.success(), "{r:?}");
+    let v = verdicts(&out);
+    let verdict = |id: &str| v.iter().find(|(i, _)| i == id).map(|(_, v)| v.as_str());
+    assert_eq!(verdict("pgft.fig4.dmodk"), Some("AGREES"));
+    assert_eq!(verdict("pgft.gdmodk"), Some("AGREES"));
+    assert_eq!(verdict("pgft.random.three_or_four"), Some("DISAGREES (known)"));
+    let summary = std::fs::read_to_string(out.join("sweeps/pgft-contention/summary.csv")).unwrap();
+    assert!(summary.starts_with("pattern,routing,runs,"), "{summary}");
+}

@@ -105,10 +105,11 @@ pub fn derived_sweep(base: &SweepSpec, name: &str, o: &SizeOverride) -> Result<S
     let scenario = std::path::absolute(&base.scenario)
         .map_err(|e| anyhow!("{}: {e}", base.scenario.display()))?;
     let mut s = format!(
-        "# Written by weft reproduce from {origin}.\nname = {}\nscenario = {}\nthreads = {}\n",
+        "# Written by weft reproduce from {origin}.\nname = {}\nscenario = {}\nthreads = {}\ncommand = {}\n",
         toml::Value::String(name.to_string()),
         toml::Value::String(scenario.display().to_string()),
-        base.threads
+        base.threads,
+        toml::Value::String(base.command.name().to_string())
     );
     let table = |title: &str, rows: Vec<(String, String)>| -> String {
         let mut t = format!("\n[{title}]\n");

@@ -4,7 +4,7 @@
 //! failing point does not stop the others; the sweep fails at the end naming them.
 
 use super::layout;
-use super::spec::{Point, SweepSpec};
+use super::spec::{Command, Point, SweepSpec};
 use anyhow::{bail, Context, Result};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -143,12 +143,11 @@ fn run_point(spec: &SweepSpec, p: &Point, dir: &Path, weft_bin: &Path) -> Result
     let stderr = std::fs::File::create(&stderr_path)
         .with_context(|| format!("writing {}", stderr_path.display()))?;
     let mut cmd = std::process::Command::new(weft_bin);
-    cmd.arg("run")
-        .arg(&spec.scenario)
-        .arg("--threads")
-        .arg(spec.threads.to_string())
-        .arg("--out")
-        .arg(dir);
+    cmd.arg(spec.command.name()).arg(&spec.scenario);
+    if spec.command == Command::Run {
+        cmd.arg("--threads").arg(spec.threads.to_string());
+    }
+    cmd.arg("--out").arg(dir).args(spec.options(p));
     for set in spec.sets(p) {
         cmd.arg("--set").arg(set);
     }

@@ -5,6 +5,7 @@
 //! name = "example"                      # optional; default: the file's stem
 //! scenario = "../quickstart.toml"       # relative to the sweep file
 //! threads = 1                           # optional; --threads of every run
+//! command = "run"                       # optional; "run" (default) or "contention"
 //! [set]                                 # optional; fixed overrides of every point
 //! "topology.k" = 4
 //! [grid]                                # dotted fields (as --set takes them) -> lists
@@ -19,6 +20,11 @@
 //! fields in file order, the last fastest, as nested loops written in that order. Zip rows
 //! are usually the configurations compared (the lines of a plot) and the grid the x axis and
 //! the seeds, so a partial sweep has whole lines first.
+//!
+//! With `command = "contention"` each point is a `weft contention` analysis instead of a run:
+//! the fields `routing`, `pattern`, `scope` and `draws` are its options (`--routing X`), the
+//! others scenario fields (`--set`), and the point's `summary.json` holds the analysis as its
+//! `results`, so that `weft collect` and `weft reproduce` read it like a run's.
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
@@ -46,6 +52,36 @@ pub struct Point {
     pub varied: Vec<Assignment>,
 }
 
+/// What each point runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// `weft run`: a simulation.
+    Run,
+    /// `weft contention`: the static analysis of a routing on a pattern.
+    Contention,
+}
+
+impl Command {
+    pub fn name(self) -> &'static str {
+        match self {
+            Command::Run => "run",
+            Command::Contention => "contention",
+        }
+    }
+
+    /// The fields of a point that are the command's options rather than scenario fields.
+    pub fn option_fields(self) -> &'static [&'static str] {
+        match self {
+            Command::Run => &[],
+            Command::Contention => &CONTENTION_OPTIONS,
+        }
+    }
+}
+
+/// `weft contention`'s options a contention sweep may set or vary; `routing` and `pattern`
+/// are required.
+const CONTENTION_OPTIONS: [&str; 4] = ["routing", "pattern", "scope", "draws"];
+
 /// A parsed sweep file.
 #[derive(Debug)]
 pub struct SweepSpec {
@@ -57,6 +93,7 @@ pub struct SweepSpec {
     /// The base scenario resolved against the sweep file's folder.
     pub scenario: PathBuf,
     pub threads: usize,
+    pub command: Command,
     pub fixed: Vec<Assignment>,
     pub grid: Vec<(String, Vec<toml::Value>)>,
     pub zip: Vec<(String, Vec<toml::Value>)>,
@@ -66,7 +103,7 @@ pub struct SweepSpec {
 /// point count from overflowing).
 pub const MAX_POINTS: usize = 1_000_000;
 
-const TOP_LEVEL: [&str; 6] = ["name", "scenario", "threads", "set", "grid", "zip"];
+const TOP_LEVEL: [&str; 7] = ["name", "scenario", "threads", "command", "set", "grid", "zip"];
 
 impl SweepSpec {
     pub fn load(path: &Path) -> Result<SweepSpec> {
@@ -121,6 +158,12 @@ impl SweepSpec {
                 _ => bail!("{origin}: threads: expected an integer from 1 to 1024 (got {v})"),
             },
         };
+        let command = match top.get("command") {
+            None => Command::Run,
+            Some(Value::String(c)) if c == "run" => Command::Run,
+            Some(Value::String(c)) if c == "contention" => Command::Contention,
+            Some(v) => bail!("{origin}: command: expected \"run\" or \"contention\" (got {v})"),
+        };
         let fixed = match top.get("set") {
             None => Vec::new(),
             Some(v) => flatten(v, "set", &origin)?
@@ -171,12 +214,20 @@ impl SweepSpec {
             }
             seen.push(field);
         }
+        if command == Command::Contention {
+            for required in ["routing", "pattern"] {
+                if !seen.contains(&required) {
+                    bail!("{origin}: {required}: a contention sweep sets or varies it (weft contention --{required})");
+                }
+            }
+        }
         Ok(SweepSpec {
             path: path.to_path_buf(),
             name,
             scenario: dir.join(&scenario_field),
             scenario_field,
             threads,
+            command,
             fixed,
             grid,
             zip,
@@ -239,11 +290,29 @@ impl SweepSpec {
 
     /// `--set` arguments of a point: the fixed overrides, then the varied ones.
     pub fn sets(&self, p: &Point) -> Vec<String> {
+        let options = self.command.option_fields();
         self.fixed
             .iter()
             .chain(&p.varied)
+            .filter(|a| !options.contains(&a.field.as_str()))
             .map(Assignment::to_set)
             .collect()
+    }
+
+    /// The command's own options at a point (`--routing dmodk`), fixed ones first.
+    pub fn options(&self, p: &Point) -> Vec<String> {
+        let options = self.command.option_fields();
+        let mut out = Vec::new();
+        for a in self.fixed.iter().chain(&p.varied) {
+            if options.contains(&a.field.as_str()) {
+                let value = match &a.value {
+                    toml::Value::String(s) => s.clone(),
+                    v => v.to_string(),
+                };
+                out.extend([format!("--{}", a.field), value]);
+            }
+        }
+        out
     }
 
     /// Loads every point's scenario through the same path as `weft run --set` (so an unknown
@@ -308,6 +377,35 @@ mod tests {
 
     fn spec(text: &str) -> Result<SweepSpec> {
         SweepSpec::parse(text, Path::new("dir/s.toml"))
+    }
+
+    #[test]
+    fn a_contention_sweep_passes_its_options_as_flags_and_the_rest_as_sets() {
+        let s = spec(
+            "scenario = \"b.toml\"\ncommand = \"contention\"\n[set]\npattern = \"compute-io\"\ndraws = 100\n\"topology.k\" = 4\n[grid]\nrouting = [\"random\", \"dmodk\"]\nseed = [3]\n",
+        )
+        .unwrap();
+        assert_eq!(s.command, Command::Contention);
+        let p = s.point(1);
+        assert_eq!(
+            s.options(&p),
+            ["--pattern", "compute-io", "--draws", "100", "--routing", "dmodk"]
+        );
+        assert_eq!(s.sets(&p), ["topology.k=4", "seed=3"]);
+        // A run sweep has no options: every field is a --set.
+        let r = spec("scenario = \"b.toml\"\n[grid]\nrouting = [1]\n").unwrap();
+        assert_eq!(r.command, Command::Run);
+        assert!(r.options(&r.point(0)).is_empty());
+        assert_eq!(r.sets(&r.point(0)), ["routing=1"]);
+    }
+
+    #[test]
+    fn a_contention_sweep_needs_routing_and_pattern_and_commands_are_checked() {
+        let e = spec("scenario = \"b.toml\"\ncommand = \"contention\"\n[grid]\nrouting = [\"dmodk\"]\n")
+            .unwrap_err();
+        assert!(e.to_string().contains("pattern: a contention sweep sets or varies it"), "{e}");
+        let e = spec("scenario = \"b.toml\"\ncommand = \"simulate\"\n[grid]\nseed = [1]\n").unwrap_err();
+        assert!(e.to_string().contains("command: expected \"run\" or \"contention\""), "{e}");
     }
 
     fn values(p: &Point) -> Vec<String> {
