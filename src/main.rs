@@ -158,6 +158,10 @@ enum Cmd {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Also write DIR/summary.json with the setting's figures as `results` (one value of
+        /// each share only), so that a sweep of settings collects like a sweep of runs.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
     },
     /// Write a synthetic MoE routing trace (a CSV GPU × GPU token-count matrix of one EP group).
     MoeTrace {
@@ -330,13 +334,14 @@ fn contention(
     Ok((report.to_text(), report.json))
 }
 
-/// `summary.json` of a contention analysis: the report as `results`, its time as `run`.
-fn write_contention_summary(dir: &Path, report: &serde_json::Value) -> Result<()> {
+/// `summary.json` of a static analysis (`weft contention`, `weft opera-faults`): the report
+/// as `results`, its time (if it gives one) as `run`, as a sweep point's collection reads it.
+fn write_analysis_summary(dir: &Path, command: &str, report: &serde_json::Value) -> Result<()> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("--out {}: cannot create the folder", dir.display()))?;
     let wall_s = report.get("elapsed_s").cloned().unwrap_or_default();
     let doc = serde_json::json!({
-        "command": "contention",
+        "command": command,
         "results": report,
         "run": { "wall_s": wall_s },
     });
@@ -475,7 +480,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                     print!("{text}");
                 }
                 if let Some(dir) = &out {
-                    write_contention_summary(dir, &report)?;
+                    write_analysis_summary(dir, "contention", &report)?;
                 }
             }
             Ok(())
@@ -536,11 +541,22 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             rotors,
             draws,
             json,
+            out,
         } => {
+            if out.is_some() && [&links, &tors, &rotors].iter().any(|v| v.len() != 1) {
+                bail!("--out: give one value of --links, --tors and --rotors (a sweep varies them)");
+            }
             let s = load_scenario(&scenario, &sets)?;
-            let text = weft::opera_faults_cmd::run(&s, &links, &tors, &rotors, draws, json)?;
+            let (text, rows) = weft::opera_faults_cmd::run(&s, &links, &tors, &rotors, draws)?;
             if root {
-                print!("{text}");
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&rows)?);
+                } else {
+                    print!("{text}");
+                }
+                if let Some(dir) = &out {
+                    write_analysis_summary(dir, "opera-faults", &rows[0])?;
+                }
             }
             Ok(())
         }

@@ -27,15 +27,15 @@ fn check_share(flag: &str, v: &[f64]) -> Result<()> {
     Ok(())
 }
 
-/// Runs every combination of the given shares and formats the table (or JSON).
+/// Runs every combination of the given shares; returns the table and the same as JSON (one
+/// object per setting).
 pub fn run(
     s: &Scenario,
     links: &[f64],
     tors: &[f64],
     rotors: &[f64],
     draws: u64,
-    as_json: bool,
-) -> Result<String> {
+) -> Result<(String, serde_json::Value)> {
     if s.topology.kind != TopologyKind::Opera {
         bail!(
             "topology.kind: opera-faults needs an Opera scenario (got {:?})",
@@ -75,14 +75,10 @@ pub fn run(
             }
         }
     }
-    Ok(if as_json {
-        to_json(&rows, draws)
-    } else {
-        to_text(&rows, draws)
-    })
+    Ok((to_text(&rows, draws), to_json(&rows, draws)))
 }
 
-fn to_json(rows: &[Row], draws: u64) -> String {
+fn to_json(rows: &[Row], draws: u64) -> serde_json::Value {
     let v: Vec<_> = rows
         .iter()
         .map(|r| {
@@ -93,7 +89,7 @@ fn to_json(rows: &[Row], draws: u64) -> String {
             })
         })
         .collect();
-    serde_json::to_string_pretty(&v).expect("JSON values serialize") + "\n"
+    serde_json::Value::Array(v)
 }
 
 fn to_text(rows: &[Row], draws: u64) -> String {

@@ -363,3 +363,21 @@ fn the_pgft_claims_run_contention_sweeps_end_to_end() {
     let summary = std::fs::read_to_string(out.join("sweeps/pgft-contention/summary.csv")).unwrap();
     assert!(summary.starts_with("pattern,routing,runs,"), "{summary}");
 }
+
+/// The Opera paper's Fig. 11 claims run `weft opera-faults` sweeps (seconds): end to end, with
+/// `--strict` (its one disagreement is marked known).
+#[test]
+fn the_opera_claims_run_opera_faults_sweeps_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let cdir = repo("scenarios/reproduce/claims");
+    let r = weft(&[
+        "reproduce", "opera", "--claims", s(&cdir), "--size", "smoke", "--strict", "--out", s(&out),
+    ]);
+    assert!(r.status.success(), "{r:?}");
+    let v = verdicts(&out);
+    assert_eq!(v.len(), 6, "{v:?}");
+    let verdict = |id: &str| v.iter().find(|(i, _)| i == id).map(|(_, v)| v.as_str());
+    assert_eq!(verdict("opera.fig11.rotors"), Some("AGREES"));
+    assert_eq!(verdict("opera.fig11.rotors_beyond"), Some("AGREES"));
+}

@@ -5,7 +5,7 @@
 //! name = "example"                      # optional; default: the file's stem
 //! scenario = "../quickstart.toml"       # relative to the sweep file
 //! threads = 1                           # optional; --threads of every run
-//! command = "run"                       # optional; "run" (default) or "contention"
+//! command = "run"                       # optional; "run" (default), "contention", "opera-faults"
 //! [set]                                 # optional; fixed overrides of every point
 //! "topology.k" = 4
 //! [grid]                                # dotted fields (as --set takes them) -> lists
@@ -24,7 +24,8 @@
 //! With `command = "contention"` each point is a `weft contention` analysis instead of a run:
 //! the fields `routing`, `pattern`, `scope` and `draws` are its options (`--routing X`), the
 //! others scenario fields (`--set`), and the point's `summary.json` holds the analysis as its
-//! `results`, so that `weft collect` and `weft reproduce` read it like a run's.
+//! `results`, so that `weft collect` and `weft reproduce` read it like a run's. So with
+//! `command = "opera-faults"`, whose options are `links`, `tors`, `rotors` and `draws`.
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
@@ -59,6 +60,8 @@ pub enum Command {
     Run,
     /// `weft contention`: the static analysis of a routing on a pattern.
     Contention,
+    /// `weft opera-faults`: an Opera fabric's connectivity under random failures.
+    OperaFaults,
 }
 
 impl Command {
@@ -66,6 +69,7 @@ impl Command {
         match self {
             Command::Run => "run",
             Command::Contention => "contention",
+            Command::OperaFaults => "opera-faults",
         }
     }
 
@@ -74,6 +78,7 @@ impl Command {
         match self {
             Command::Run => &[],
             Command::Contention => &CONTENTION_OPTIONS,
+            Command::OperaFaults => &OPERA_FAULTS_OPTIONS,
         }
     }
 }
@@ -81,6 +86,9 @@ impl Command {
 /// `weft contention`'s options a contention sweep may set or vary; `routing` and `pattern`
 /// are required.
 const CONTENTION_OPTIONS: [&str; 4] = ["routing", "pattern", "scope", "draws"];
+
+/// `weft opera-faults`' options (one share each per point).
+const OPERA_FAULTS_OPTIONS: [&str; 4] = ["links", "tors", "rotors", "draws"];
 
 /// A parsed sweep file.
 #[derive(Debug)]
@@ -162,7 +170,10 @@ impl SweepSpec {
             None => Command::Run,
             Some(Value::String(c)) if c == "run" => Command::Run,
             Some(Value::String(c)) if c == "contention" => Command::Contention,
-            Some(v) => bail!("{origin}: command: expected \"run\" or \"contention\" (got {v})"),
+            Some(Value::String(c)) if c == "opera-faults" => Command::OperaFaults,
+            Some(v) => bail!(
+                "{origin}: command: expected \"run\", \"contention\" or \"opera-faults\" (got {v})"
+            ),
         };
         let fixed = match top.get("set") {
             None => Vec::new(),
@@ -405,7 +416,7 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("pattern: a contention sweep sets or varies it"), "{e}");
         let e = spec("scenario = \"b.toml\"\ncommand = \"simulate\"\n[grid]\nseed = [1]\n").unwrap_err();
-        assert!(e.to_string().contains("command: expected \"run\" or \"contention\""), "{e}");
+        assert!(e.to_string().contains("command: expected \"run\", \"contention\""), "{e}");
     }
 
     fn values(p: &Point) -> Vec<String> {
