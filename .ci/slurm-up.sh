@@ -1,6 +1,6 @@
 #!/bin/bash
 # Start a one-node Slurm cluster on localhost (munge + slurmctld + slurmd) for the tests in
-# tests/slurm.rs, following /work/shared/recipes/SLURM-SINGLE-NODE.md (Debian 12, no systemd).
+# tests/it/slurm.rs, following a tested single-node recipe (Debian 12, no systemd).
 # Needs root (re-runs itself with `sudo -n` otherwise) and the packages slurm-wlm and munge.
 #
 # Idempotent: if the node already answers `idle` (or is busy with jobs), nothing is changed.

@@ -412,7 +412,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                 plan_file: partition,
                 progress,
             };
-            // Test only (tests/mpi.rs): the last rank panics on a thread other than the main
+            // Test only (tests/it/mpi.rs): the last rank panics on a thread other than the main
             // thread, as a bug in a partition's worker would.
             #[cfg(feature = "mpi")]
             if std::env::var("WEFT_TEST_PANIC_IN_WORKER").as_deref() == Ok("1")

@@ -1,7 +1,7 @@
 //! The same scenario and seed give identical results whatever the thread and partition counts.
 
-mod common;
-use common::{results, scenario};
+use crate::common;
+use crate::common::{results, scenario};
 use weft::scenario::{LbPolicy, TopologyKind};
 
 #[test]
