@@ -1,6 +1,6 @@
 #!/bin/bash
 # Start a one-node Slurm cluster on localhost (munge + slurmctld + slurmd) for the tests in
-# tests/slurm.rs, following a single-node recipe tested on Debian 12 without systemd (Slurm
+# tests/it/slurm.rs, following a single-node recipe tested on Debian 12 without systemd (Slurm
 # 22.05.8, munge 0.5.15, OpenMPI 4.1.4 / PMIx 4.2.2).
 # Needs root (re-runs itself with `sudo -n` otherwise) and the packages slurm-wlm and munge.
 #

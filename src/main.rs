@@ -12,6 +12,7 @@ use weft::report::{write_run_hlog, Summary};
 use weft::scenario::load_scenario;
 use weft::sim::{simulate_checkpointed, Outcome, ReportedElsewhere, RunOptions};
 
+mod default_threads;
 mod reproduce_cli;
 mod sweep_cli;
 
@@ -42,9 +43,11 @@ enum Cmd {
         /// Write summary.json and latency.hlog into this folder (created if missing).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
-        /// Worker threads per rank; a rank's partitions run in parallel on them.
-        #[arg(long, default_value_t = 1)]
-        threads: usize,
+        /// Worker threads per rank; a rank's partitions run in parallel on them (default: every
+        /// CPU the process may use; ranks on one node share its CPUs). Results do not depend
+        /// on it.
+        #[arg(long)]
+        threads: Option<usize>,
         /// Partitions of the fabric (default: one per 256 hosts, at least 2 per thread, a
         /// multiple of ranks × threads, at most one per edge switch / leaf).
         #[arg(long, conflicts_with = "partition")]
@@ -401,9 +404,13 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             stop_at,
             restart,
         } => {
-            if threads == 0 || threads > MAX_THREADS {
-                bail!("--threads: must be from 1 to {MAX_THREADS} (got {threads})");
-            }
+            let threads = match threads {
+                Some(t) if t == 0 || t > MAX_THREADS => {
+                    bail!("--threads: must be from 1 to {MAX_THREADS} (got {t})")
+                }
+                Some(t) => t,
+                None => default_threads::default_threads(comm),
+            };
             let ck = checkpoint_options(checkpoint, checkpoint_every, stop_at, restart)?;
             if ck.dir.is_some() {
                 weft::checkpoint::signals::install()?;
@@ -428,7 +435,7 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
                 plan_file: partition,
                 progress,
             };
-            // Test only (tests/mpi.rs): the last rank panics on a thread other than the main
+            // Test only (tests/it/mpi.rs): the last rank panics on a thread other than the main
             // thread, as a bug in a partition's worker would.
             #[cfg(feature = "mpi")]
             if std::env::var("WEFT_TEST_PANIC_IN_WORKER").as_deref() == Ok("1")

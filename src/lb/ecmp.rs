@@ -1,6 +1,6 @@
 //! ECMP: a per-switch salted hash of (flow, entropy value) picks the uplink, so a flow sticks
 //! to one path unless its host varies the entropy (RPS). The hash is Bob Jenkins' 96-bit mix,
-//! htsim's `freeBSDHash` (known-answer tests in tests/known_answers.rs), on the flow key of
+//! htsim's `freeBSDHash` (known-answer tests in tests/it/known_answers.rs), on the flow key of
 //! `Packet::hash_key`. Flow ids are numbered differently in the two simulators, so the same
 //! traffic is spread with the same function and statistics, not onto the same paths.
 

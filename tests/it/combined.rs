@@ -3,7 +3,7 @@
 //! tagged bulk on Opera (RotorLB) while the Poisson flows stay low-latency, each part
 //! reported as a phase.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use weft::report::Summary;
@@ -14,7 +14,7 @@ use weft::workload::Workload;
 /// 1 000 B with probability 1/2, else 20 000 B: mean 10 500 B.
 const CDF: &str = "bytes,cdf\n1000,0.5\n20000,1\n";
 
-/// 12 racks of 2 hosts, 4 rotors (as tests/rotorlb.rs); Poisson at load 0.5 for 200 µs
+/// 12 racks of 2 hosts, 4 rotors (as tests/it/rotorlb.rs); Poisson at load 0.5 for 200 µs
 /// plus `shuffle` (a `[workload.with_shuffle]` body, or none).
 fn opera(dir: &std::path::Path, shuffle: Option<&str>) -> Scenario {
     std::fs::write(dir.join("sizes.csv"), CDF).unwrap();

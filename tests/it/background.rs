@@ -2,8 +2,7 @@
 //! paper's second experiment): switches follow the path whatever their policy, the flow
 //! keeps its rate, and results do not depend on threads or partitions.
 
-mod common;
-use common::{results, run};
+use crate::common::{results, run};
 use weft::scenario::{
     BackgroundFlow, LbPolicy, LinkRateOverride, Scenario, TopologyKind, WorkloadKind,
 };

@@ -2,7 +2,6 @@
 //! disagreeing on real runs, `--strict` and `known`, bad claims reported with the others still
 //! evaluated, resuming without rerunning finished points; and the shipped claims files parse.
 
-mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -10,7 +9,7 @@ use weft::reproduce::claims::ClaimsFile;
 use weft::reproduce::size::{derived_sweep, Size};
 use weft::sweep::spec::SweepSpec;
 
-use common::weft_cmd as weft;
+use crate::common::weft_cmd as weft;
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()

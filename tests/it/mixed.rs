@@ -1,8 +1,7 @@
 //! Mixed deployments (`lb.mixed`): switch policies on selected switches, e.g. the Ofan
 //! paper's incremental deployment (half Ofan, half AR).
 
-mod common;
-use common::{results, run, scenario};
+use crate::common::{results, run, scenario};
 use weft::scenario::{LbPolicy, MixSelect, MixedDeployment, TopologyKind};
 
 fn mix(select: MixSelect, fraction: Option<f64>) -> weft::scenario::Scenario {

@@ -1,8 +1,7 @@
 //! Poisson flow arrivals with sizes from a CDF file, the inter-rack shuffle (the Opera paper, §5)
 //! and FCT by flow-size bin: end-to-end runs on a k = 4 fat tree (16 hosts, 8 racks of 2).
 
-mod common;
-use common::{results, run, scenario};
+use crate::common::{results, run, scenario};
 use weft::scenario::{LbPolicy, Scenario, TopologyKind, WorkloadKind};
 use weft::topology::Fabric;
 use weft::workload::Workload;

@@ -2,7 +2,7 @@
 //! under every CCA, a DCTCP incast holds the bottleneck queue near the ECN threshold at line
 //! rate, and NSCC flows sharing a bottleneck converge to a fair share.
 
-mod common;
+use crate::common;
 use weft::metrics::Timeseries;
 use weft::scenario::{BufferBytes, CcKind, LbPolicy, Scenario, WorkloadKind};
 use weft::sim::{simulate, RunOptions, RunOutput};

@@ -1,8 +1,7 @@
 //! Transports other than the paced one: `host.cc = "constant"` (a fixed window per flow) on
 //! the reliable transport.
 
-mod common;
-use common::{results, run, scenario};
+use crate::common::{results, run, scenario};
 use weft::scenario::{CcKind, LbPolicy, TopologyKind};
 
 fn constant(window_bdp: f64) -> weft::scenario::Scenario {

@@ -12,8 +12,7 @@
 //! after, so its test asserts what is robust: it grows clearly faster than the square-root
 //! class, with queues several times larger.
 
-mod common;
-use common::{run, scenario};
+use crate::common::{run, scenario};
 use weft::scenario::{LbPolicy, TopologyKind};
 
 /// Max downlink queue (packets) over the downward stages core→agg, agg→edge, edge→host.

@@ -3,8 +3,7 @@
 //! byte-identical whatever the partitioning, adverts are accounted apart from payload, and
 //! their timers sleep when the fabric is idle.
 
-mod common;
-use common::{results, scenario};
+use crate::common::{results, scenario};
 use serde_json::Value;
 use weft::scenario::{BufferBytes, EcnMode, LbPolicy, Scenario, TopologyKind};
 

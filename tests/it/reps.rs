@@ -4,8 +4,7 @@
 //! Ofan paper's LB-isolation mode (`host.cc = "none"`, Fig. 1) it learns from the paced
 //! transport's ACKs (one per data packet, echoing its entropy value and ECN mark).
 
-mod common;
-use common::{results, run, scenario};
+use crate::common::{results, run, scenario};
 use serde_json::Value;
 use weft::scenario::{BufferBytes, CcKind, EcnMode, LbPolicy, Scenario, TopologyKind};
 

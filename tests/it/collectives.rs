@@ -3,9 +3,8 @@
 //! not depend on threads or partitions, paced and reliable transports both work, and bad
 //! input gets one line naming the field.
 
-mod common;
 
-use common::{results, run, weft_run, weft_run_with};
+use crate::common::{results, run, weft_run, weft_run_with};
 use std::collections::BTreeMap;
 use weft::metrics::{FlowEvent, FlowEventKind};
 use weft::packet::{flow_index, flow_src};

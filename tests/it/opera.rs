@@ -2,14 +2,13 @@
 //! circuits that stay up, dark uplinks clip what they hold, runs complete and conserve
 //! packets, and results are identical for any split.
 
-mod common;
 
-use common::weft_run;
+use crate::common::weft_run;
 use weft::report::Summary;
 use weft::scenario::{CcKind, LbPolicy, Scenario};
 use weft::sim::{simulate, RunOptions};
 
-const SMALL: &str = include_str!("data/opera_small.toml");
+const SMALL: &str = include_str!("../data/opera_small.toml");
 
 fn small() -> Scenario {
     let s: Scenario = toml::from_str(SMALL).unwrap();

@@ -1,7 +1,7 @@
 //! The same scenario and seed give identical results whatever the thread and partition counts.
 
-mod common;
-use common::{results, scenario};
+use crate::common;
+use crate::common::{results, scenario};
 use weft::scenario::{LbPolicy, TopologyKind};
 
 #[test]
@@ -433,5 +433,35 @@ fn ndp_is_deterministic_across_threads_and_partitions() {
             let r = assert_split_invariant(&s, &format!("NDP {policy:?} {kind:?}"));
             assert!(r["packets"]["pulls_sent"].as_u64().unwrap() > 0);
         }
+    }
+}
+
+/// `weft run` without `--threads` uses every CPU this process may use, and writes the same
+/// `results` and `latency.hlog` as `--threads 1` (and `--threads 3`, more threads than this
+/// machine may have).
+#[test]
+fn weft_run_defaults_to_every_cpu_with_the_same_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/quickstart.toml");
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+            .args(["run", scenario, "--out", out.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .expect("run weft");
+        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+        (summary, std::fs::read(out.join("latency.hlog")).unwrap())
+    };
+    let (default, default_hlog) = run("default", &[]);
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    assert_eq!(default["run"]["threads"], cpus as u64);
+    for threads in ["1", "3"] {
+        let (s, hlog) = run(threads, &["--threads", threads]);
+        assert_eq!(s["run"]["threads"], threads.parse::<u64>().unwrap());
+        assert_eq!(s["results"], default["results"], "--threads {threads}");
+        assert!(hlog == default_hlog, "--threads {threads}: latency.hlog differs");
     }
 }

@@ -3,8 +3,7 @@
 //! results do not depend on threads or partitions, and bad `[topology.pgft]` input stops with
 //! one line naming the field.
 
-mod common;
-use common::{results, scenario};
+use crate::common::{results, scenario};
 use std::process::Command;
 use weft::scenario::{LbPolicy, PgftConfig, Scenario, TopologyKind};
 

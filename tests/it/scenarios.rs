@@ -7,7 +7,7 @@ use std::process::Command;
 fn toml_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
-        // Sweep files are not scenarios; tests/sweep.rs checks them.
+        // Sweep files are not scenarios; tests/it/sweep.rs checks them.
         if p.ends_with("sweeps") || p.ends_with("reproduce") {
             continue;
         }

@@ -3,9 +3,8 @@
 //! placement, per-phase results identical across threads and partitions, the NVLink volume,
 //! and bad input answered by one line naming the field.
 
-mod common;
 
-use common::{results, run, weft_run, weft_run_with};
+use crate::common::{results, run, weft_run, weft_run_with};
 use std::collections::BTreeMap;
 use weft::metrics::FlowEventKind;
 use weft::packet::{flow_index, flow_src};

@@ -4,7 +4,6 @@
 //! `.ci/slurm-down.sh`); without one the tests print "skipped" and pass, unless
 //! WEFT_REQUIRE_SLURM=1, which makes them fail (only the value 1 counts: unset, 0 or any other
 //! value skips). Every run is tiny: a k = 4 fat tree (16 hosts) and 64 KiB messages.
-#![cfg(feature = "mpi")]
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -2,8 +2,7 @@
 //! delivered exactly once (the run itself checks packet and byte conservation and fails
 //! otherwise), nothing hangs, and results do not depend on threads or partitions.
 
-mod common;
-use common::{results, run, scenario};
+use crate::common::{results, run, scenario};
 use weft::scenario::{BufferBytes, CcKind, LbPolicy, Scenario, TopologyKind};
 
 /// A k = 4 permutation of 128 KiB flows with a fixed window, losing `fraction` of the

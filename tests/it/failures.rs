@@ -2,8 +2,7 @@
 //! it ever sends on one), every flow completes, results do not depend on threads or
 //! partitions, paced hosts slow to `rho_max`, and bad failure input gets one clear line.
 
-mod common;
-use common::{results, run, scenario};
+use crate::common::{results, run, scenario};
 use weft::scenario::{load_scenario_str, FailedLink, LbPolicy, Scenario, TopologyKind};
 
 /// A permutation under `policy` with 10 % of the switch-to-switch links failed: the first

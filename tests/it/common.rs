@@ -9,7 +9,7 @@ use weft::sim::{simulate, RunOptions, RunOutput};
 /// A permutation on the given fabric under `policy`, paced (`host.cc = "none"`) unless the
 /// policy learns from feedback (REPS, bitmap, mixed), which runs a fixed window on the
 /// reliable transport, so that these tests exercise its NACK and timeout feedback too (they
-/// run paced as well: `tests/reps.rs`).
+/// run paced as well: `tests/it/reps.rs`).
 pub fn scenario(kind: TopologyKind, k: u32, policy: LbPolicy, message_bytes: u64) -> Scenario {
     let mut s = Scenario::default();
     if policy.needs_feedback() {

@@ -5,8 +5,8 @@
 //! packets are recovered by the timer; and results do not depend on threads or partitions.
 //! (The run itself checks packet, pull and byte conservation and fails otherwise.)
 
-mod common;
-use common::{results, run};
+use crate::common;
+use crate::common::{results, run};
 use weft::model::Model;
 use weft::scenario::{BufferBytes, CcKind, LbPolicy, Scenario, TopologyKind, WorkloadKind};
 use weft::sim::RunOutput;

@@ -3,7 +3,6 @@
 //! every message size and every tier set-up; flows that start later are shifted by their
 //! start; and no run of any workload beats its bound.
 
-mod common;
 use weft::scenario::{LbPolicy, Scenario, TierOverride, WorkloadKind};
 use weft::sim::{simulate, RunOptions};
 

@@ -1,8 +1,7 @@
 //! The continuous-load workload (PSP set-up): back-to-back messages to random hosts of other
 //! leaves at an offered load, with time-sampled buffer occupancy and loss rate.
 
-mod common;
-use common::{results, run, scenario};
+use crate::common::{results, run, scenario};
 use weft::scenario::{BufferBytes, LbPolicy, Scenario, TopologyKind, WorkloadKind};
 
 fn continuous(policy: LbPolicy, load: f64) -> Scenario {

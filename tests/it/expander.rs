@@ -2,8 +2,7 @@
 //! tree-only policies and features are refused naming the field, bad sizes are one-line
 //! errors, and a lone flow takes exactly its shortest path's time.
 
-mod common;
-use common::{expander_scenario, run, weft_run};
+use crate::common::{expander_scenario, run, weft_run};
 use weft::scenario::{LbPolicy, WorkloadKind};
 use weft::topology::{Fabric, Route};
 

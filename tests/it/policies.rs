@@ -1,8 +1,8 @@
 //! Every policy, on fat tree and leaf-spine, under each workload: packets are conserved, every
 //! flow completes, and no permutation finishes faster than its lower bound.
 
-mod common;
-use common::{run, scenario};
+use crate::common;
+use crate::common::{run, scenario};
 use weft::scenario::{BufferBytes, LbPolicy, TopologyKind, WorkloadKind};
 
 /// Every flow completed and nothing was lost. Policies that learn from feedback (REPS,

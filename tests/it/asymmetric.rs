@@ -1,7 +1,7 @@
 //! Asymmetric fabrics: link rate overrides for a random fraction of a tier's links or for
 //! single links (the PSP paper's "half of the links at half rate").
 
-mod common;
+use crate::common;
 
 #[test]
 fn link_rate_overrides_pick_a_fraction_of_a_tier_and_single_links() {

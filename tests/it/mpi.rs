@@ -2,7 +2,6 @@
 //! histograms equal to the single-process ones, and prompt, clear failures. Needs `mpirun`
 //! (OpenMPI); without it the tests print "skipped" and pass, unless WEFT_REQUIRE_MPI=1, which
 //! makes them fail (only the value 1 counts: unset, 0 or any other value skips). CI sets it.
-#![cfg(feature = "mpi")]
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -209,7 +208,7 @@ fn opera_runs_are_identical_for_any_ranks_and_threads() {
     if !mpi_available() {
         return;
     }
-    assert_identical_across_ranks(include_str!("data/opera_small.toml"), &[]);
+    assert_identical_across_ranks(include_str!("../data/opera_small.toml"), &[]);
 }
 
 /// Opera's bulk transport (RotorLB: slot timers, relays through hosts of other racks,
@@ -219,7 +218,7 @@ fn opera_rotorlb_runs_are_identical_for_any_ranks_and_threads() {
     if !mpi_available() {
         return;
     }
-    let toml = include_str!("data/opera_small.toml").replace(
+    let toml = include_str!("../data/opera_small.toml").replace(
         "kind = \"permutation\"\nmessage_bytes = 200000",
         "kind = \"shuffle\"\nmessage_bytes = 100000\nbulk = true",
     );
@@ -511,7 +510,7 @@ fn expander_runs_are_identical_for_any_ranks_and_threads() {
     if !mpi_available() {
         return;
     }
-    assert_identical_across_ranks(include_str!("data/expander_small.toml"), &[]);
+    assert_identical_across_ranks(include_str!("../data/expander_small.toml"), &[]);
 }
 
 fn assert_identical_across_ranks(toml: &str, phases: &[&str]) {
@@ -628,7 +627,7 @@ fn an_uneven_weighted_plan_on_four_ranks_gives_the_same_results() {
     }
 }
 
-/// NSCC with trims, drops and RTO timers (as tests/checkpoint.rs), on a k = 6 fat tree.
+/// NSCC with trims, drops and RTO timers (as tests/it/checkpoint.rs), on a k = 6 fat tree.
 fn lossy_scenario(dir: &Path) -> String {
     let p = dir.join("lossy.toml");
     std::fs::write(

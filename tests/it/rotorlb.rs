@@ -5,7 +5,7 @@
 //! The per-packet path length is asserted inside the simulator (a delivered packet crossed
 //! exactly 1 rotor link, 2 if relayed); here the counters must add up.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use weft::report::Summary;
