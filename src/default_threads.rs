@@ -137,6 +137,9 @@ mod tests {
     #[test]
     fn one_process_takes_every_usable_cpu() {
         let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-        assert_eq!(default_threads(&weft::engine::comm::LocalComm), n.min(MAX_THREADS));
+        assert_eq!(
+            default_threads(&weft::engine::comm::LocalComm),
+            n.min(MAX_THREADS)
+        );
     }
 }

@@ -551,7 +551,9 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
             out,
         } => {
             if out.is_some() && [&links, &tors, &rotors].iter().any(|v| v.len() != 1) {
-                bail!("--out: give one value of --links, --tors and --rotors (a sweep varies them)");
+                bail!(
+                    "--out: give one value of --links, --tors and --rotors (a sweep varies them)"
+                );
             }
             let s = load_scenario(&scenario, &sets)?;
             let (text, rows) = weft::opera_faults_cmd::run(&s, &links, &tors, &rotors, draws)?;

@@ -203,10 +203,17 @@ mod tests {
         let text = derived_sweep(&base, "s", &o("seeds = 5\n")).unwrap();
         let d = SweepSpec::parse(&text, Path::new("/o/s.toml")).unwrap();
         assert_eq!(d.len(), 10);
-        let seeds: Vec<String> = d.points()[..5].iter().map(|p| p.varied[1].to_set()).collect();
+        let seeds: Vec<String> = d.points()[..5]
+            .iter()
+            .map(|p| p.varied[1].to_set())
+            .collect();
         assert_eq!(seeds, ["seed=1", "seed=2", "seed=3", "seed=4", "seed=5"]);
         let e = derived_sweep(&base, "s", &o("seeds = 3\n[grid]\nseed = [1]\n")).unwrap_err();
-        assert!(e.to_string().contains("seeds: give either seeds or grid.seed"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("seeds: give either seeds or grid.seed"),
+            "{e}"
+        );
         let e = derived_sweep(&base, "s", &o("seeds = 0\n")).unwrap_err();
         assert!(e.to_string().contains("seeds: must be at least 1"), "{e}");
     }

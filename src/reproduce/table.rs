@@ -261,7 +261,12 @@ mod tests {
         let exact = |value| Measured { value, se: 0.0 };
         assert_eq!(get("q@min[lb.policy=rps, m=4]").unwrap(), exact(38.0));
         assert_eq!(get("q@max[lb.policy=rps, m=4]").unwrap(), exact(42.0));
-        assert_eq!(get("q@max[lb.policy=ofan, m=1] - q[lb.policy=ofan, m=1]").unwrap().value, 1.0);
+        assert_eq!(
+            get("q@max[lb.policy=ofan, m=1] - q[lb.policy=ofan, m=1]")
+                .unwrap()
+                .value,
+            1.0
+        );
         // A summary without the extremes (one written before they existed): named as written.
         let e = get("c@min[lb.policy=rps, m=1]").unwrap_err().to_string();
         assert!(e.contains("c@min: no such column"), "{e}");

@@ -235,9 +235,7 @@ fn summary_table(rows: &[Row]) -> Table {
     let mut header = keys.clone();
     header.push("runs".to_string());
     for c in &numeric {
-        header.extend(
-            ["mean", "se", "n", "min", "max"].map(|stat| format!("{c}_{stat}")),
-        );
+        header.extend(["mean", "se", "n", "min", "max"].map(|stat| format!("{c}_{stat}")));
     }
     let rows = groups
         .into_iter()

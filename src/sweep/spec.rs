@@ -111,7 +111,9 @@ pub struct SweepSpec {
 /// point count from overflowing).
 pub const MAX_POINTS: usize = 1_000_000;
 
-const TOP_LEVEL: [&str; 7] = ["name", "scenario", "threads", "command", "set", "grid", "zip"];
+const TOP_LEVEL: [&str; 7] = [
+    "name", "scenario", "threads", "command", "set", "grid", "zip",
+];
 
 impl SweepSpec {
     pub fn load(path: &Path) -> Result<SweepSpec> {
@@ -400,7 +402,14 @@ mod tests {
         let p = s.point(1);
         assert_eq!(
             s.options(&p),
-            ["--pattern", "compute-io", "--draws", "100", "--routing", "dmodk"]
+            [
+                "--pattern",
+                "compute-io",
+                "--draws",
+                "100",
+                "--routing",
+                "dmodk"
+            ]
         );
         assert_eq!(s.sets(&p), ["topology.k=4", "seed=3"]);
         // A run sweep has no options: every field is a --set.
@@ -412,11 +421,22 @@ mod tests {
 
     #[test]
     fn a_contention_sweep_needs_routing_and_pattern_and_commands_are_checked() {
-        let e = spec("scenario = \"b.toml\"\ncommand = \"contention\"\n[grid]\nrouting = [\"dmodk\"]\n")
+        let e = spec(
+            "scenario = \"b.toml\"\ncommand = \"contention\"\n[grid]\nrouting = [\"dmodk\"]\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("pattern: a contention sweep sets or varies it"),
+            "{e}"
+        );
+        let e = spec("scenario = \"b.toml\"\ncommand = \"simulate\"\n[grid]\nseed = [1]\n")
             .unwrap_err();
-        assert!(e.to_string().contains("pattern: a contention sweep sets or varies it"), "{e}");
-        let e = spec("scenario = \"b.toml\"\ncommand = \"simulate\"\n[grid]\nseed = [1]\n").unwrap_err();
-        assert!(e.to_string().contains("command: expected \"run\", \"contention\""), "{e}");
+        assert!(
+            e.to_string()
+                .contains("command: expected \"run\", \"contention\""),
+            "{e}"
+        );
     }
 
     fn values(p: &Point) -> Vec<String> {

@@ -3,7 +3,6 @@
 //! placement, per-phase results identical across threads and partitions, the NVLink volume,
 //! and bad input answered by one line naming the field.
 
-
 use crate::common::{results, run, weft_run, weft_run_with};
 use std::collections::BTreeMap;
 use weft::metrics::FlowEventKind;

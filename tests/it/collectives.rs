@@ -3,7 +3,6 @@
 //! not depend on threads or partitions, paced and reliable transports both work, and bad
 //! input gets one line naming the field.
 
-
 use crate::common::{results, run, weft_run, weft_run_with};
 use std::collections::BTreeMap;
 use weft::metrics::{FlowEvent, FlowEventKind};

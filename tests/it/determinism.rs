@@ -450,7 +450,11 @@ fn weft_run_defaults_to_every_cpu_with_the_same_outputs() {
             .args(extra)
             .output()
             .expect("run weft");
-        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let summary: serde_json::Value =
             serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
         (summary, std::fs::read(out.join("latency.hlog")).unwrap())
@@ -462,6 +466,9 @@ fn weft_run_defaults_to_every_cpu_with_the_same_outputs() {
         let (s, hlog) = run(threads, &["--threads", threads]);
         assert_eq!(s["run"]["threads"], threads.parse::<u64>().unwrap());
         assert_eq!(s["results"], default["results"], "--threads {threads}");
-        assert!(hlog == default_hlog, "--threads {threads}: latency.hlog differs");
+        assert!(
+            hlog == default_hlog,
+            "--threads {threads}: latency.hlog differs"
+        );
     }
 }

@@ -2,7 +2,6 @@
 //! circuits that stay up, dark uplinks clip what they hold, runs complete and conserve
 //! packets, and results are identical for any split.
 
-
 use crate::common::weft_run;
 use weft::report::Summary;
 use weft::scenario::{CcKind, LbPolicy, Scenario};

@@ -2,7 +2,6 @@
 //! disagreeing on real runs, `--strict` and `known`, bad claims reported with the others still
 //! evaluated, resuming without rerunning finished points; and the shipped claims files parse.
 
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use weft::reproduce::claims::ClaimsFile;
@@ -351,14 +350,25 @@ fn the_pgft_claims_run_contention_sweeps_end_to_end() {
     let out = dir.path().join("out");
     let cdir = repo("scenarios/reproduce/claims");
     let r = weft(&[
-        "reproduce", "pgft", "--claims", s(&cdir), "--size", "paper", "--strict", "--out", s(&out),
+        "reproduce",
+        "pgft",
+        "--claims",
+        s(&cdir),
+        "--size",
+        "paper",
+        "--strict",
+        "--out",
+        s(&out),
     ]);
     assert!(r.status.success(), "{r:?}");
     let v = verdicts(&out);
     let verdict = |id: &str| v.iter().find(|(i, _)| i == id).map(|(_, v)| v.as_str());
     assert_eq!(verdict("pgft.fig4.dmodk"), Some("AGREES"));
     assert_eq!(verdict("pgft.gdmodk"), Some("AGREES"));
-    assert_eq!(verdict("pgft.random.three_or_four"), Some("DISAGREES (known)"));
+    assert_eq!(
+        verdict("pgft.random.three_or_four"),
+        Some("DISAGREES (known)")
+    );
     let summary = std::fs::read_to_string(out.join("sweeps/pgft-contention/summary.csv")).unwrap();
     assert!(summary.starts_with("pattern,routing,runs,"), "{summary}");
 }
@@ -371,7 +381,15 @@ fn the_opera_claims_run_opera_faults_sweeps_end_to_end() {
     let out = dir.path().join("out");
     let cdir = repo("scenarios/reproduce/claims");
     let r = weft(&[
-        "reproduce", "opera", "--claims", s(&cdir), "--size", "smoke", "--strict", "--out", s(&out),
+        "reproduce",
+        "opera",
+        "--claims",
+        s(&cdir),
+        "--size",
+        "smoke",
+        "--strict",
+        "--out",
+        s(&out),
     ]);
     assert!(r.status.success(), "{r:?}");
     let v = verdicts(&out);

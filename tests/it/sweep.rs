@@ -306,8 +306,14 @@ fn collect_computes_means_and_standard_errors_by_hand() {
     assert_eq!(num(&rows[1], "cct_ns_mean"), 3.0);
     assert!((num(&rows[1], "cct_ns_se") - (7.0f64 / 3.0).sqrt()).abs() < 1e-12);
     // The extremes over each group's runs.
-    assert_eq!((num(&rows[0], "cct_ns_min"), num(&rows[0], "cct_ns_max")), (10.0, 14.0));
-    assert_eq!((num(&rows[1], "cct_ns_min"), num(&rows[1], "cct_ns_max")), (1.0, 6.0));
+    assert_eq!(
+        (num(&rows[0], "cct_ns_min"), num(&rows[0], "cct_ns_max")),
+        (10.0, 14.0)
+    );
+    assert_eq!(
+        (num(&rows[1], "cct_ns_min"), num(&rows[1], "cct_ns_max")),
+        (1.0, 6.0)
+    );
     // queues.a.max_bytes of ofan: 100, 200, 300 → mean 200, s² = 10000, se = 100/√3.
     assert_eq!(num(&rows[1], "queues.a.max_bytes_mean"), 200.0);
     assert!((num(&rows[1], "queues.a.max_bytes_se") - 100.0 / 3f64.sqrt()).abs() < 1e-9);
