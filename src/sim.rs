@@ -577,13 +577,17 @@ fn build_partitions(
 }
 
 /// Progress on stderr (rank 0): simulated time, events/s, and an estimate of the wall time
-/// left from the fraction of the workload's payload delivered, at most once a second.
+/// left from the fraction of the workload's payload delivered, at most once a second. Rates
+/// count from the first sample (after the first window), so a resumed run's estimate uses
+/// its own progress, not the events and bytes its checkpoint already held.
 struct Progress {
     enabled: bool,
     /// Payload bytes of the whole workload.
     total_bytes: u64,
     start: Instant,
     last: Instant,
+    /// The first sample: its time, events and payload delivered.
+    base: Option<(Instant, u64, u64)>,
     printed: bool,
 }
 
@@ -595,27 +599,38 @@ impl Progress {
             total_bytes,
             start: now,
             last: now,
+            base: None,
             printed: false,
         }
     }
     fn tick(&mut self, p: ProgressSample) {
-        if !self.enabled || self.last.elapsed().as_secs_f64() < 1.0 {
+        if !self.enabled {
+            return;
+        }
+        let (t0, events0, bytes0) =
+            *self
+                .base
+                .get_or_insert((Instant::now(), p.events, p.payload_bytes_delivered));
+        if self.last.elapsed().as_secs_f64() < 1.0 {
             return;
         }
         self.last = Instant::now();
         let elapsed = self.start.elapsed().as_secs_f64();
+        let since = t0.elapsed().as_secs_f64().max(1e-9);
         // Work done: distinct payload delivered (retransmissions and coalesced ACKs do not
         // distort it).
-        let done = p.payload_bytes_delivered as f64 / self.total_bytes.max(1) as f64;
-        let left = if done > 0.0 {
-            format!("~{:.0} s left", elapsed * (1.0 - done) / done)
+        let total = self.total_bytes.max(1) as f64;
+        let done = p.payload_bytes_delivered as f64 / total;
+        let rate = p.payload_bytes_delivered.saturating_sub(bytes0) as f64 / total / since;
+        let left = if rate > 0.0 {
+            format!("~{} left", human_s((1.0 - done) / rate))
         } else {
             "? s left".into()
         };
         eprint!(
             "\r[weft] sim {:.3} us | {:.2} M events/s | {:.1} % done | {:.0} s elapsed, {left}   ",
             p.sim_ps as f64 / 1e6,
-            p.events as f64 / elapsed / 1e6,
+            p.events.saturating_sub(events0) as f64 / since / 1e6,
             done * 100.0,
             elapsed
         );
@@ -625,5 +640,15 @@ impl Progress {
         if self.printed {
             eprintln!();
         }
+    }
+}
+
+/// A wall time for the progress line: seconds, minutes, hours or days.
+fn human_s(s: f64) -> String {
+    match s {
+        s if s < 120.0 => format!("{s:.0} s"),
+        s if s < 7200.0 => format!("{:.0} min", s / 60.0),
+        s if s < 172_800.0 => format!("{:.1} h", s / 3600.0),
+        s => format!("{:.1} days", s / 86_400.0),
     }
 }

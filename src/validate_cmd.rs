@@ -14,6 +14,8 @@ pub struct SizeReport {
     pub switches: u32,
     pub ports: u32,
     pub flows: u64,
+    /// The most flows whose state can be live at once (`Workload::in_flight_flows`).
+    pub in_flight_flows: u64,
     pub max_partitions: u32,
     pub lb_pointer_bytes: usize,
     pub lb_pointer_bytes_max_switch: usize,
@@ -29,6 +31,14 @@ pub struct SizeReport {
 /// Sender state per started flow (transport and path state) plus its NIC rotation slot.
 const FLOW_STATE_BYTES: u64 = std::mem::size_of::<crate::transport::Sender>() as u64 + 8 + 4;
 
+/// A receiver state and its map entry (key, B-tree node share).
+const RECEIVER_BYTES: u64 = std::mem::size_of::<crate::transport::Receiver>() as u64 + 8 + 16;
+
+/// A triggered flow's bookkeeping at its hosts (`net/triggers.rs`): the packet count of the
+/// incoming flow, its missing-dependency count, its ready entry and its start time, each a
+/// B-tree entry of 8 to 12 bytes with its node share.
+const TRIGGER_BYTES: u64 = 4 * 24;
+
 pub fn size_report(s: &Scenario) -> Result<SizeReport> {
     let t0 = std::time::Instant::now();
     let m = Model::build(s)?;
@@ -40,8 +50,9 @@ pub fn size_report(s: &Scenario) -> Result<SizeReport> {
     let lb_bytes: usize = per_switch.iter().sum();
     let ports = f.num_ports_total() as u64;
     // Fabric arrays (peer node, peer port, class, stage: ~12 B per port), runtime ports, hosts,
-    // the senders of flows (all flows of a host start at once in these workloads), LB
-    // pointers, and pending events: at full load every link carries about latency /
+    // the state of the flows that can be live at once (every flow for workloads that start
+    // them all at once; a ring's few running steps per member), LB pointers, and pending
+    // events: at full load every link carries about latency /
     // serialization packets, each an event, counted twice for the event queues' and the
     // window exchange's buffers. It runs low by about 2x: k = 32 and k = 64 permutations
     // estimate 92 MB and 738 MB, measured peaks 171 MB and 1.4-1.75 GB.
@@ -53,7 +64,21 @@ pub fn size_report(s: &Scenario) -> Result<SizeReport> {
     let host_bytes = f.num_hosts as u64 * 256;
     let flows = m.workload.total_flows(f.num_hosts);
     let max_paths = crate::lb::drb::path_count(f, 0, f.num_hosts - 1);
-    let flow_bytes = flows * (FLOW_STATE_BYTES + m.lb.host.flow_state_bytes(max_paths));
+    let live = m.workload.in_flight_flows(f.num_hosts);
+    let triggers = if m.workload.has_triggers() {
+        TRIGGER_BYTES
+    } else {
+        0
+    };
+    let sender_bytes = FLOW_STATE_BYTES + m.lb.host.flow_state_bytes(max_paths) + triggers;
+    // Receivers: reliable transports keep one per flow received for the whole run (late
+    // duplicates), the paced transport only under DRB and only until the flow has arrived.
+    let receivers = match (m.transport.is_reliable(), m.lb.host.needs_receiver_state()) {
+        (true, _) => flows,
+        (false, true) => live,
+        (false, false) => 0,
+    };
+    let flow_bytes = live * sender_bytes + receivers * RECEIVER_BYTES;
     let data_bytes =
         (s.packet.payload_bytes + s.packet.header_bytes + s.packet.interframe_bytes) as u64;
     let in_flight_per_port: u64 = (0..f.num_nodes())
@@ -69,6 +94,7 @@ pub fn size_report(s: &Scenario) -> Result<SizeReport> {
         switches: f.num_switches(),
         ports: ports as u32,
         flows,
+        in_flight_flows: live,
         max_partitions: Plan::max_parts(&m),
         lb_pointer_bytes: lb_bytes,
         lb_pointer_bytes_max_switch: per_switch.iter().copied().max().unwrap_or(0),
@@ -129,6 +155,13 @@ impl SizeReport {
         let _ = writeln!(o, "switches         {}", self.switches);
         let _ = writeln!(o, "ports            {}", self.ports);
         let _ = writeln!(o, "flows            {}", self.flows);
+        if self.in_flight_flows < self.flows {
+            let _ = writeln!(
+                o,
+                "flows in flight  at most {} (dependent steps are generated as they start and freed as they complete)",
+                self.in_flight_flows
+            );
+        }
         let _ = writeln!(o, "max partitions   {}", self.max_partitions);
         let _ = writeln!(
             o,

@@ -135,7 +135,11 @@ pub fn lower_bound_ps(s: &Scenario, b: &BoundInputs<'_>) -> u64 {
     let per_flow = sample
         // Sampled: host 0's triggered flows too (each walks only its own dependency chain).
         .filter(|&(h, i)| exact || h == 0 || w.flow(h, i).start_at_ps().is_some())
-        .map(|(h, i)| path.end_ps(b, flow_id(h, i), t0, permutation))
+        .map(|(h, i)| {
+            let end = path.end_ps(b, flow_id(h, i), t0, permutation);
+            path.forget_unless(exact);
+            end
+        })
         .max()
         .unwrap_or(0);
     per_flow.max(busiest_host_bound_ps(b))
@@ -215,9 +219,37 @@ fn busiest_host_bounds_ps(
 struct CriticalPath {
     /// Earliest arrival of the last byte of each triggered flow resolved so far.
     arrival_ps: HashMap<FlowId, u64>,
+    arrivals: ArrivalBounds,
+}
+
+/// [`BoundInputs::arrival_bound_ps`] remembered by (source, destination, bytes): a ring's
+/// chains cross the same few thousand member pairs millions of times, and each bound walks
+/// a path. At most one entry per flow walked, and per member pair for a sampled ring.
+#[derive(Default)]
+struct ArrivalBounds {
+    by_pair: HashMap<(NodeId, NodeId, u64), u64>,
+}
+
+impl ArrivalBounds {
+    fn get(&mut self, b: &BoundInputs<'_>, fl: &Flow) -> u64 {
+        *self
+            .by_pair
+            .entry((fl.src, fl.dst, fl.bytes))
+            .or_insert_with(|| b.arrival_bound_ps(fl))
+    }
 }
 
 impl CriticalPath {
+    /// Sampled workloads forget what a flow's resolution remembered: host 0's ring steps
+    /// share no dependency (step s walks (prev^k(0), s − k)), so remembering them all would
+    /// grow with the square of the ring's length (3.4 × 10^7 entries, GBs, for the
+    /// 65,536-GPU ring), while one chain is at most its steps. The values are the same.
+    fn forget_unless(&mut self, exact: bool) {
+        if !exact {
+            self.arrival_ps.clear();
+        }
+    }
+
     /// Flow `id`'s earliest end (last ACK). Fixed-start flows are computed directly (no
     /// table for workloads without triggers); triggered ones depth-first over their
     /// dependencies, without recursion (chains are 2(n − 1) long), and remembered. A cycle
@@ -248,7 +280,7 @@ impl CriticalPath {
             w.for_each_dep(h, i, |d| {
                 let dep = w.flow_by_id(d);
                 match (dep.start, self.arrival_ps.get(&d)) {
-                    (Start::At(t), _) => latest = latest.max(t - t0 + b.arrival_bound_ps(&dep)),
+                    (Start::At(t), _) => latest = latest.max(t - t0 + self.arrivals.get(b, &dep)),
                     (_, Some(&at)) => latest = latest.max(at),
                     _ if expanded || open.contains(&d) => {}
                     _ => {
@@ -270,11 +302,11 @@ impl CriticalPath {
                 unreachable!("only triggered flows are pushed")
             };
             self.arrival_ps
-                .insert(id, latest + delay_ps + b.arrival_bound_ps(&fl));
+                .insert(id, latest + delay_ps + self.arrivals.get(b, &fl));
         }
         // Remembered: its arrival = (dependencies' arrival + delay) + its own transfer.
         let fl = w.flow_by_id(id);
-        self.arrival_ps[&id] - b.arrival_bound_ps(&fl) - Self::delay_of(w, id)
+        self.arrival_ps[&id] - self.arrivals.get(b, &fl) - Self::delay_of(w, id)
     }
 
     fn delay_of(w: &Workload, id: FlowId) -> u64 {
@@ -315,6 +347,11 @@ pub fn phase_lower_bounds_ps(b: &BoundInputs<'_>) -> Vec<u64> {
             };
             let id = flow_id(h, i);
             let end = path.start_ps(b, id) + b.flow_bound_ps(&w.flow(h, i), false);
+            if !exact {
+                // As `CriticalPath::forget_unless`: host 0's chains share nothing.
+                path.start_ps.clear();
+                path.expanded.clear();
+            }
             let acc = &mut bounds[phase as usize];
             *acc = (*acc).max(end);
         }
@@ -331,6 +368,7 @@ struct PhasePath {
     start_ps: HashMap<FlowId, u64>,
     /// Flows whose dependencies were pushed: met again unresolved, they are on a cycle.
     expanded: HashSet<FlowId>,
+    arrivals: ArrivalBounds,
 }
 
 impl PhasePath {
@@ -355,7 +393,7 @@ impl PhasePath {
                 }
                 match self.start_ps.get(&d) {
                     Some(&s) => {
-                        let arrived = s + b.arrival_bound_ps(&w.flow_by_id(d));
+                        let arrived = s + self.arrivals.get(b, &w.flow_by_id(d));
                         latest = Some(latest.map_or(arrived, |l| l.max(arrived)));
                     }
                     None => {

@@ -191,6 +191,23 @@ impl Host {
         None
     }
 
+    /// Sender records this host holds (running flows, placeholders below a triggered flow
+    /// that started first, completed ones awaiting compaction): what its sender state grows
+    /// with.
+    pub fn sender_records(&self) -> usize {
+        self.flows.held()
+    }
+
+    /// Sender records not released (running flows, and flows above the oldest running one).
+    pub fn unreleased_records(&self) -> usize {
+        self.flows.unreleased()
+    }
+
+    /// Entries of this host's trigger bookkeeping (0 for workloads without triggers).
+    pub fn trigger_entries(&self) -> usize {
+        self.triggers.entries()
+    }
+
     /// Incoming flows whose receiver state this host still keeps.
     pub fn receiver_states(&self) -> usize {
         self.receivers.len()

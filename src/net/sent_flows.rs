@@ -51,6 +51,20 @@ impl<T> SentFlows<T> {
         self.base + self.live.len() as u32
     }
 
+    /// Records held in memory: live ones, placeholders, and released ones awaiting the next
+    /// compaction.
+    #[inline]
+    pub fn held(&self) -> usize {
+        self.live.len()
+    }
+
+    /// Records not released: running flows and placeholders (completed flows above a
+    /// running one included).
+    #[inline]
+    pub fn unreleased(&self) -> usize {
+        self.live.len() - self.dead as usize
+    }
+
     /// Stores the record of flow `i`; indices between the end and `i` get `placeholder()`.
     pub fn insert(&mut self, i: u32, record: T, mut placeholder: impl FnMut() -> T) {
         assert!(!self.released(i), "flow {i} started after it was released");

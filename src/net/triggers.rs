@@ -64,6 +64,11 @@ impl Triggers {
         Some((t, i))
     }
 
+    /// Entries held (incoming flows counted, waiting, ready and running triggered flows).
+    pub fn entries(&self) -> usize {
+        self.arrived.len() + self.missing.len() + self.ready.len() + self.started_ps.len()
+    }
+
     /// The start time of triggered flow `i`, which has just completed.
     pub fn completed(&mut self, i: u32) -> Option<u64> {
         self.started_ps.remove(&i)

@@ -392,6 +392,21 @@ impl Workload {
         (0..num_hosts).map(|h| self.flows_of(h) as u64).sum()
     }
 
+    /// The most flows whose per-flow state can be live at once (what memory grows with):
+    /// a ring's members each run a few steps at a time (dependent steps are generated when
+    /// their predecessor's data arrives and freed when they complete); every other
+    /// workload may start all its flows at once (fixed starts; MoE's dispatch).
+    pub fn in_flight_flows(&self, num_hosts: u32) -> u64 {
+        match self {
+            Workload::Ring(r) => r.in_flight_flows(),
+            Workload::WithBackground(w, bg) => {
+                let background: u64 = (0..num_hosts).map(|h| bg.of(h).len() as u64).sum();
+                background + w.in_flight_flows(num_hosts)
+            }
+            _ => self.total_flows(num_hosts),
+        }
+    }
+
     /// Payload bytes host `h` sends, over all its flows.
     pub fn bytes_of(&self, h: u32) -> u64 {
         match self {

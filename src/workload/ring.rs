@@ -47,6 +47,15 @@ pub struct Ring {
 
 const NOT_A_MEMBER: u32 = u32::MAX;
 
+/// Steps per member whose per-flow state (sender records kept, released ones awaiting
+/// compaction included; see `net/sent_flows.rs`) is live at once, on average over the
+/// members: a member's step s + 1 starts when its predecessor's step s has arrived, while its
+/// own step s may still wait for ACKs, so members run one or two steps at a time. Measured
+/// at every window boundary of 128-member rings (paced, DRB, FSDP2, DCTCP): at most 2.4 per
+/// member in all, 8 at one host; losses stretch it (NSCC, 0.1 % loss: 8.3 per member, as a
+/// step waiting for its timer holds its host's later records). `tests/ring_memory.rs`.
+pub const IN_FLIGHT_STEPS: u32 = 4;
+
 /// The shape of a ring workload besides its members: steps, phases and their chunks.
 pub struct Steps {
     pub steps: u32,
@@ -165,6 +174,18 @@ impl Ring {
         } else {
             0
         }
+    }
+
+    /// Hosts that are members of a ring.
+    pub fn member_hosts(&self) -> u32 {
+        self.next.iter().filter(|&&n| n != NOT_A_MEMBER).count() as u32
+    }
+
+    /// The steps whose per-flow state (sender records, receivers of paced flows, trigger
+    /// entries) is live at once, without losses: [`IN_FLIGHT_STEPS`] per member, however
+    /// long the ring.
+    pub fn in_flight_flows(&self) -> u64 {
+        self.member_hosts() as u64 * self.steps.min(IN_FLIGHT_STEPS) as u64
     }
 
     /// Payload bytes host `h` sends over all its steps.

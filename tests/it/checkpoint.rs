@@ -6,7 +6,7 @@
 //! with one line.
 
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_weft");
@@ -106,6 +106,39 @@ fn reference(dir: &Path, scen: &str) -> Outputs {
     outputs(&out)
 }
 
+/// Runs `scen` (2 threads, 3 partitions) up to `stop`, checkpointing into `ck-TAG`, then
+/// resumes it with one thread (the partitions come from the checkpoint) into `out-TAG`:
+/// the stopped run's output and both folders.
+fn stop_and_resume(dir: &Path, scen: &str, tag: &str, stop: &str) -> (Output, PathBuf, PathBuf) {
+    let (ck, out) = (
+        dir.join(format!("ck-{tag}")),
+        dir.join(format!("out-{tag}")),
+    );
+    let o = run_ok(&[
+        "run",
+        scen,
+        "--threads",
+        "2",
+        "--partitions",
+        "3",
+        "--checkpoint",
+        s(&ck),
+        "--stop-at",
+        stop,
+    ]);
+    run_ok(&[
+        "run",
+        scen,
+        "--threads",
+        "1",
+        "--restart",
+        s(&ck),
+        "--out",
+        s(&out),
+    ]);
+    (o, ck, out)
+}
+
 /// The `[weft] checkpoint at X ns: FOLDER` lines of a run, as (X in ps, folder name).
 fn checkpoints_written(o: &Output) -> Vec<(u64, String)> {
     stderr(o)
@@ -172,19 +205,7 @@ fn a_run_stopped_and_restarted_at_several_points_ends_like_an_uninterrupted_one(
         );
         let end_ns = r["end_ns"].as_f64().unwrap();
         for (stop, stop_ps) in stops {
-            let ck = dir.path().join(format!("ck-{name}-{stop}"));
-            let o = run_ok(&[
-                "run",
-                &scen,
-                "--threads",
-                "2",
-                "--partitions",
-                "3",
-                "--checkpoint",
-                s(&ck),
-                "--stop-at",
-                stop,
-            ]);
+            let (o, ck, out) = stop_and_resume(dir.path(), &scen, &format!("{name}-{stop}"), stop);
             let said = String::from_utf8_lossy(&o.stdout);
             assert!(said.starts_with("checkpoint at simulated time "), "{said}");
             assert!(!ck.join("ref").exists() && ck.join("LATEST").exists());
@@ -193,18 +214,6 @@ fn a_run_stopped_and_restarted_at_several_points_ends_like_an_uninterrupted_one(
             // The first window boundary at or after the stop, before the end of the run.
             assert!(written[0].0 >= stop_ps && (written[0].0 as f64) < end_ns * 1000.0);
             assert_eq!(latest(&ck), written[0].1);
-            // Resumed with one thread: the partitions come from the checkpoint.
-            let out = dir.path().join(format!("out-{name}-{stop}"));
-            run_ok(&[
-                "run",
-                &scen,
-                "--threads",
-                "1",
-                "--restart",
-                s(&ck),
-                "--out",
-                s(&out),
-            ]);
             let got = outputs(&out);
             let summary: Value =
                 serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
@@ -593,5 +602,51 @@ fn an_opera_run_with_rotorlb_and_ndp_in_flight_resumes_identically() {
             s(&out),
         ]);
         assert!(want == read(&out), "resumed from {stop}");
+    }
+}
+
+/// A paced ring AllReduce over the 16 hosts of a k = 4 fat tree (30 dependent steps of 3
+/// packets per member, a 300 ns compute delay: ready steps wait at the stops).
+const RING: &str =
+    "seed = 7\n[topology]\nk = 4\n[lb]\npolicy = \"ofan\"\n[workload]\nkind = \"ring\"\n\
+collective = \"all_reduce\"\nmessage_bytes = 196608\nstep_delay_ns = 300\n[report]\n\
+trace_hosts = [0, 7]\nflow_log = true\n";
+
+/// FSDP2 in ring mode on 64 GPUs of a k = 8 fat tree (8 rings of 8 servers, random
+/// placement, 3 layers of 7 steps of 4 packets) under NSCC with trims and random loss:
+/// retransmissions and timers of running steps pending at the stops.
+const FSDP2_RING: &str = "seed = 11\n[topology]\nk = 8\n[lb]\npolicy = \"reps\"\n[host]\n\
+cc = \"nscc\"\n[switch]\nbuffer_bytes = 30000\necn_threshold_bytes = 15000\ntrim = true\nloss_fraction = 0.002\n[workload]\n\
+kind = \"fsdp2\"\nlayer_params = [512000, 512000, 512000]\ngpus = 64\nplacement = \"random\"\n\
+mode = \"ring\"\n[report]\ntrace_hosts = [0, 7]\nflow_log = true\n";
+
+#[test]
+fn a_ring_stopped_mid_way_resumes_its_generated_steps_identically() {
+    // A ring's steps are generated as their predecessor's data arrives and freed as they
+    // complete; the checkpoint holds the running steps, the trigger bookkeeping (counted
+    // packets, missing dependencies, ready steps, start times) and the hosts' cursors.
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [("ring", RING), ("fsdp2", FSDP2_RING)] {
+        let scen = scenario(dir.path(), name, text);
+        let expected = reference(dir.path(), &scen);
+        let r = &expected.0;
+        assert_eq!(r["flows"]["incomplete"], 0, "{name}");
+        let end_ns = r["end_ns"].as_f64().unwrap();
+        for frac in [0.2, 0.5, 0.8] {
+            let stop = format!("{}ns", (end_ns * frac) as u64);
+            let (o, _, out) = stop_and_resume(dir.path(), &scen, &format!("{name}-{frac}"), &stop);
+            let written = checkpoints_written(&o);
+            assert_eq!(written.len(), 1, "{}", stderr(&o));
+            assert!((written[0].0 as f64) < end_ns * 1000.0, "{name}: mid-way");
+            let got = outputs(&out);
+            assert!(
+                got.0 == expected.0,
+                "{name}: results differ after a stop at {stop}"
+            );
+            assert_eq!(got.1.len(), expected.1.len());
+            for (g, e) in got.1.iter().zip(&expected.1) {
+                assert!(g == e, "{name}: {} differs after a stop at {stop}", e.0);
+            }
+        }
     }
 }
