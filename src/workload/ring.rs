@@ -53,7 +53,7 @@ const NOT_A_MEMBER: u32 = u32::MAX;
 /// own step s may still wait for ACKs, so members run one or two steps at a time. Measured
 /// at every window boundary of 128-member rings (paced, DRB, FSDP2, DCTCP): at most 2.4 per
 /// member in all, 8 at one host; losses stretch it (NSCC, 0.1 % loss: 8.3 per member, as a
-/// step waiting for its timer holds its host's later records). `tests/ring_memory.rs`.
+/// step waiting for its timer holds its host's later records). `tests/it/ring_memory.rs`.
 pub const IN_FLIGHT_STEPS: u32 = 4;
 
 /// The shape of a ring workload besides its members: steps, phases and their chunks.

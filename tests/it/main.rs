@@ -34,6 +34,7 @@ mod policies;
 mod remote_lb;
 mod reproduce;
 mod reps;
+mod ring_memory;
 mod rotorlb;
 mod scaling_model;
 mod scenarios;
