@@ -1,9 +1,11 @@
 //! weft: a packet-level, parallel discrete-event simulator of datacenter fabrics carrying
 //! AI-training traffic. docs/ARCHITECTURE.md says what lives where and which invariants hold.
 //!
-//! Layers, lowest first (a module uses only modules above it in this list):
+//! Layers, lowest first (a module uses only its own layer and those before it in this list;
+//! no top-level modules form a cycle; `tests/it/layers.rs` checks both):
 //! `time`, `rng`, `packet`, `scenario` → `topology` → `workload` → `contention`, `metrics` → `lb` →
-//! `transport` → `model` → `net` → `engine` → `sim` → `report`, `validate_cmd` → `sweep` → `reproduce`.
+//! `transport` → `model` → `net` → `engine` → `sim`, `checkpoint` → `report`, `validate_cmd`,
+//! `opera_faults_cmd` → `sweep` → `reproduce`.
 
 pub mod checkpoint;
 pub mod contention;

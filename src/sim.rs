@@ -1,6 +1,7 @@
 //! One simulation run: scenario → model → partition plan → engine → merged metrics.
 
 use crate::checkpoint::{self, CheckpointOptions, Drove};
+pub use crate::engine::comm::{agree, ReportedElsewhere};
 use crate::engine::comm::{Comm, LocalComm};
 use crate::engine::partition::{Outbox, Partition};
 use crate::engine::plan::Plan;
@@ -38,17 +39,6 @@ impl Default for RunOptions {
         }
     }
 }
-
-/// An error already reported by another rank: exit non-zero without printing it again.
-#[derive(Debug)]
-pub struct ReportedElsewhere;
-
-impl std::fmt::Display for ReportedElsewhere {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("failed on another rank")
-    }
-}
-impl std::error::Error for ReportedElsewhere {}
 
 /// Everything a run determined, merged over partitions and ranks, before it is formatted.
 pub struct RunOutput {
@@ -196,20 +186,6 @@ fn setup(s: &Scenario, opts: &RunOptions, comm: &dyn Comm) -> Result<(Model, Pla
         }
     };
     Ok((m, plan))
-}
-
-/// Makes every rank fail if one does, so that none is left waiting in a collective: rank 0
-/// reports its error; another rank reports only errors rank 0 did not have; the others return
-/// [`ReportedElsewhere`]. A collective: every rank calls it.
-pub fn agree<T>(r: Result<T>, comm: &dyn Comm) -> Result<T> {
-    let root = comm.rank() == 0;
-    let failed = comm.sum_u64(&[r.is_err() as u64, (r.is_err() && root) as u64]);
-    match r {
-        Ok(ok) if failed[0] == 0 => Ok(ok),
-        Ok(_) => Err(ReportedElsewhere.into()),
-        Err(e) if root || failed[1] == 0 => Err(e),
-        Err(_) => Err(ReportedElsewhere.into()),
-    }
 }
 
 /// How a run under checkpoint options ended.

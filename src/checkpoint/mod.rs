@@ -13,12 +13,12 @@ pub mod header;
 pub mod signals;
 pub mod store;
 
+use crate::engine::comm::agree;
 use crate::engine::comm::Comm;
 use crate::engine::partition::{Outbox, Partition};
 use crate::engine::plan::Plan;
 use crate::engine::{Ending, Engine, LoopStats, ProgressSample};
 use crate::scenario::Scenario;
-use crate::sim::agree;
 use crate::time::NEVER_PS;
 use anyhow::{anyhow, bail, Context, Result};
 use header::Header;

@@ -5,6 +5,31 @@
 //! Every collective must be called by every rank in the same order: the window loop calls
 //! them a fixed number of times per window, decided only by values all ranks agree on.
 
+/// An error already reported by another rank: exit non-zero without printing it again.
+#[derive(Debug)]
+pub struct ReportedElsewhere;
+
+impl std::fmt::Display for ReportedElsewhere {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("failed on another rank")
+    }
+}
+impl std::error::Error for ReportedElsewhere {}
+
+/// Makes every rank fail if one does, so that none is left waiting in a collective: rank 0
+/// reports its error; another rank reports only errors rank 0 did not have; the others return
+/// [`ReportedElsewhere`]. A collective: every rank calls it.
+pub fn agree<T>(r: anyhow::Result<T>, comm: &dyn Comm) -> anyhow::Result<T> {
+    let root = comm.rank() == 0;
+    let failed = comm.sum_u64(&[r.is_err() as u64, (r.is_err() && root) as u64]);
+    match r {
+        Ok(ok) if failed[0] == 0 => Ok(ok),
+        Ok(_) => Err(ReportedElsewhere.into()),
+        Err(e) if root || failed[1] == 0 => Err(e),
+        Err(_) => Err(ReportedElsewhere.into()),
+    }
+}
+
 pub trait Comm {
     fn rank(&self) -> u32;
     fn ranks(&self) -> u32;

@@ -5,9 +5,8 @@
 //! use, merged by addition), so they do not depend on threads, partitions or ranks. No
 //! edges: no bins, nothing recorded.
 
-/// The default edges, in bytes: decades from 10 KB to 100 MB (the flow-size axis of the
-/// Opera paper's FCT figures, 10^4 … 10^8 B); larger flows fall in the overflow bin.
-pub const DEFAULT_EDGES_BYTES: [f64; 5] = [1e4, 1e5, 1e6, 1e7, 1e8];
+/// The default edges (`report.fct_bins_bytes`), defined with the scenario's defaults.
+pub use crate::scenario::DEFAULT_FCT_EDGES_BYTES as DEFAULT_EDGES_BYTES;
 
 /// The bin of a flow of `bytes` (`edges.len()`: the overflow bin). `edges` is not empty.
 #[inline]

@@ -1342,12 +1342,17 @@ pub struct ReportConfig {
     pub flow_log: bool,
 }
 
+/// The default edges of `report.fct_bins_bytes`, in bytes: decades from 10 KB to 100 MB (the
+/// flow-size axis of the Opera paper's FCT figures, 10^4 … 10^8 B); larger flows fall in the
+/// overflow bin.
+pub const DEFAULT_FCT_EDGES_BYTES: [f64; 5] = [1e4, 1e5, 1e6, 1e7, 1e8];
+
 impl Default for ReportConfig {
     fn default() -> Self {
         ReportConfig {
             timeseries_us: 1.0,
             trace_hosts: Vec::new(),
-            fct_bins_bytes: crate::metrics::fct_bins::DEFAULT_EDGES_BYTES.to_vec(),
+            fct_bins_bytes: DEFAULT_FCT_EDGES_BYTES.to_vec(),
             flow_log: false,
         }
     }

@@ -20,6 +20,7 @@ mod determinism;
 mod expander;
 mod failures;
 mod known_answers;
+mod layers;
 mod loader_fuzz;
 mod loss_recovery;
 mod mixed;
