@@ -110,10 +110,8 @@ fn no_module_refers_up_the_declared_layer_order() {
                 if to != top && declared.contains(&to.as_str()) {
                     edges.insert((top.clone(), to.clone()));
                 }
-                if rank(&to).is_some_and(|r| r > own) {
-                    if upward.insert((top.clone(), to.clone())) {
-                        evidence.push(format!("{}:{}: {}", rel.display(), i + 1, line.trim()));
-                    }
+                if rank(&to).is_some_and(|r| r > own) && upward.insert((top.clone(), to.clone())) {
+                    evidence.push(format!("{}:{}: {}", rel.display(), i + 1, line.trim()));
                 }
             }
         }
