@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Writes README.md's "Reproducing the papers" summary from the committed reports.
+
+For each scenarios/reproduce/PAPER/report.md (ofan, pgft, opera, ... in that order when
+present), the paper's title, its counts line and its per-figure table are copied between the
+README's `<!-- reproduce-summary:start -->` and `<!-- reproduce-summary:end -->` markers,
+followed by the text of scenarios/reproduce/summary_notes.md if it exists. Run from anywhere:
+
+    python3 scenarios/reproduce/readme_summary.py
+"""
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+ORDER = ["ofan", "psp", "opera", "pgft"]
+START, END = "<!-- reproduce-summary:start -->", "<!-- reproduce-summary:end -->"
+
+
+def section(paper: str, report: pathlib.Path) -> str:
+    text = report.read_text()
+    commit = re.search(r"at weft commit ([0-9a-f]+)", text)
+    title = re.search(r"^## (.+) \(" + re.escape(paper) + r"\)$", text, re.M)
+    if not (commit and title):
+        sys.exit(f"{report}: not a weft reproduce report (no commit or paper heading)")
+    body = text[title.end():]
+    counts = next(l for l in body.splitlines() if l.strip())
+    table = []
+    for line in body.splitlines()[body.splitlines().index(counts) + 1:]:
+        if line.startswith("|"):
+            table.append(line)
+        elif table:
+            break
+    rel = report.relative_to(ROOT)
+    head = (
+        f"**{title.group(1)}** (`weft reproduce {paper} --size paper`, report in "
+        f"[`{rel}`]({rel}), evaluated at commit {commit.group(1)}): {counts}"
+    )
+    return head + "\n\n" + "\n".join(table) + "\n"
+
+
+def main() -> None:
+    reports = ROOT / "scenarios" / "reproduce"
+    papers = [p for p in ORDER if (reports / p / "report.md").exists()]
+    parts = [section(p, reports / p / "report.md") for p in papers]
+    notes = reports / "summary_notes.md"
+    if notes.exists():
+        parts.append(notes.read_text())
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    if START not in text or END not in text:
+        sys.exit(f"{readme}: the summary markers are missing")
+    before, rest = text.split(START, 1)
+    _, after = rest.split(END, 1)
+    readme.write_text(before + START + "\n" + "\n".join(parts) + END + after)
+    print(f"README.md: summary of {', '.join(papers)}")
+
+
+if __name__ == "__main__":
+    main()
