@@ -341,35 +341,46 @@ fn slurm_mode_writes_one_job_array_per_sweep_and_runs_nothing() {
     );
 }
 
-/// The PGFT paper's claims run `weft contention` sweeps (milliseconds at the paper's size): the
-/// whole file end to end, where a wrong C_topo, a contention point that writes no
-/// summary.json or a sweep that passes its options as `--set` would fail.
-#[test]
-fn the_pgft_claims_run_contention_sweeps_end_to_end() {
+/// Runs the shipped claims of `paper` at `size` with `--strict` into a temporary folder;
+/// returns the folder and the (id, verdict) pairs of its report.
+fn run_shipped(paper: &str, size: &str) -> (tempfile::TempDir, Vec<(String, String)>) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let cdir = repo("scenarios/reproduce/claims");
     let r = weft(&[
         "reproduce",
-        "pgft",
+        paper,
         "--claims",
         s(&cdir),
         "--size",
-        "paper",
+        size,
         "--strict",
         "--out",
         s(&out),
     ]);
     assert!(r.status.success(), "{r:?}");
     let v = verdicts(&out);
-    let verdict = |id: &str| v.iter().find(|(i, _)| i == id).map(|(_, v)| v.as_str());
-    assert_eq!(verdict("pgft.fig4.dmodk"), Some("AGREES"));
-    assert_eq!(verdict("pgft.gdmodk"), Some("AGREES"));
+    (dir, v)
+}
+
+fn verdict_of<'a>(v: &'a [(String, String)], id: &str) -> Option<&'a str> {
+    v.iter().find(|(i, _)| i == id).map(|(_, v)| v.as_str())
+}
+
+/// The PGFT paper's claims run `weft contention` sweeps (milliseconds at the paper's size): the
+/// whole file end to end, where a wrong C_topo, a contention point that writes no
+/// summary.json or a sweep that passes its options as `--set` would fail.
+#[test]
+fn the_pgft_claims_run_contention_sweeps_end_to_end() {
+    let (dir, v) = run_shipped("pgft", "paper");
+    assert_eq!(verdict_of(&v, "pgft.fig4.dmodk"), Some("AGREES"));
+    assert_eq!(verdict_of(&v, "pgft.gdmodk"), Some("AGREES"));
     assert_eq!(
-        verdict("pgft.random.three_or_four"),
+        verdict_of(&v, "pgft.random.three_or_four"),
         Some("DISAGREES (known)")
     );
-    let summary = std::fs::read_to_string(out.join("sweeps/pgft-contention/summary.csv")).unwrap();
+    let summary =
+        std::fs::read_to_string(dir.path().join("out/sweeps/pgft-contention/summary.csv")).unwrap();
     assert!(summary.starts_with("pattern,routing,runs,"), "{summary}");
 }
 
@@ -377,24 +388,8 @@ fn the_pgft_claims_run_contention_sweeps_end_to_end() {
 /// `--strict` (its one disagreement is marked known).
 #[test]
 fn the_opera_claims_run_opera_faults_sweeps_end_to_end() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let cdir = repo("scenarios/reproduce/claims");
-    let r = weft(&[
-        "reproduce",
-        "opera",
-        "--claims",
-        s(&cdir),
-        "--size",
-        "smoke",
-        "--strict",
-        "--out",
-        s(&out),
-    ]);
-    assert!(r.status.success(), "{r:?}");
-    let v = verdicts(&out);
+    let (_dir, v) = run_shipped("opera", "smoke");
     assert_eq!(v.len(), 6, "{v:?}");
-    let verdict = |id: &str| v.iter().find(|(i, _)| i == id).map(|(_, v)| v.as_str());
-    assert_eq!(verdict("opera.fig11.rotors"), Some("AGREES"));
-    assert_eq!(verdict("opera.fig11.rotors_beyond"), Some("AGREES"));
+    assert_eq!(verdict_of(&v, "opera.fig11.rotors"), Some("AGREES"));
+    assert_eq!(verdict_of(&v, "opera.fig11.rotors_beyond"), Some("AGREES"));
 }
