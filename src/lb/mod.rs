@@ -225,17 +225,11 @@ impl LbShared {
             ar: ar_params(cfg, buffer_bytes),
             dlb: dlb_params(cfg, buffer_bytes),
             node_policy,
-            bands: psp::Bands {
-                bands: cfg.psp_bands,
-                th_max_bytes: cfg.psp_th_max_bytes,
-                weights: cfg
-                    .psp_weights
-                    .clone()
-                    .unwrap_or_else(|| (0..cfg.psp_bands).rev().collect())
-                    .into_iter()
-                    .chain([0])
-                    .collect(),
-            },
+            bands: psp::Bands::new(
+                cfg.psp_variant,
+                &cfg.psp_thresholds(),
+                cfg.psp_weights.as_deref(),
+            ),
             conga: conga::CongaParams::new(cfg),
             sglb_period_ps: ((cfg.sglb_advert_ns * 1e3).round() as u64).max(1),
             sglb_flowlets: (cfg.sglb_mode == SwitchGranularity::Flowlet).then(|| {

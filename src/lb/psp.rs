@@ -1,17 +1,26 @@
-//! PSP and its band-based JSQ baseline (the PSP paper, §III and Table IV).
+//! PSP and its band-based JSQ baseline (the PSP paper, §III, Fig. 3 and Table IV).
 //!
-//! Both see each candidate's queue through a band: with n bands and thresholds
-//! Th_i = i·Th_max/n (i = 1..n), a queue's band is the number of thresholds it exceeds
-//! (0..=n; a queue above Th_max is in band n).
-//! - `psp`: a weight per band from a table (default linearly decreasing, n−1 .. 0, and 0
-//!   above Th_max); a weighted random choice by prefix sums (R uniform in [0, Σw), the first
-//!   port whose prefix sum exceeds R); uniform if every weight is 0.
+//! Both see each candidate's queue through a band: a queue's band is the number of
+//! thresholds it exceeds (the paper's `Quantize(q, T) = Σ (q > T_i)`). The thresholds are
+//! T_i = i·Th_max/n (i = 1..n) or an explicit increasing list (`lb.psp_thresholds_bytes`;
+//! the paper's Fig. 7 spans 64 to 960 KB), and the paper states two variants
+//! (`lb.psp_variant`):
+//! - `fig3` (default; Fig. 3's pseudocode and §III-F): only T_1..T_{n−1} are compared, so
+//!   bands are 0..n−1 and a queue above T_{n−1} stays in band n−1; weights n, n−1, ..., 1
+//!   (probability (n−b)/Sum, Sum = n(n+1)/2): no port ever has weight 0.
+//! - `table4` (Table IV's key parameter, "W {7, 6, ..., 0}" for n = 8, which the paper's
+//!   Figs. 4-6 name): all n thresholds are compared, bands 0..n, weights n−1, ..., 0 and 0
+//!   above Th_max, so the two fullest bands are never chosen while any other port has weight.
+//!
+//! - `psp`: a weighted random choice by prefix sums (R uniform in [0, Σw), the first port
+//!   whose prefix sum exceeds R); uniform if every weight is 0.
 //! - `band_jsq`: uniform among the candidates in the lowest occupied band.
 //!
 //! Queue depths are what the switch's `QueueView` gives: live, or with
 //! `lb.state_update_period_ns` the snapshot refreshed every period (the paper's stale state).
 //! With `lb.psp_remote` a leaf's uplink toward destination leaf L is seen in the band of the
-//! larger of its own queue and the queue the spine last advertised toward L (`remote.rs`).
+//! larger of its own queue and the queue the spine last advertised toward L (`remote.rs`),
+//! advertised every `lb.psp_remote_period_ns`.
 
 use super::ties::uniform_among;
 use super::QueueView;
@@ -20,33 +29,111 @@ use rand::Rng;
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
 
+/// The thresholds a queue is compared with: its band is how many it exceeds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Quantizer {
+    /// Strictly increasing, in bytes.
+    thresholds_bytes: Vec<u64>,
+}
+
+impl Quantizer {
+    pub fn new(thresholds_bytes: Vec<u64>) -> Quantizer {
+        assert!(
+            thresholds_bytes.windows(2).all(|w| w[0] < w[1]),
+            "band thresholds increase: {thresholds_bytes:?}"
+        );
+        assert!(thresholds_bytes.len() < 256, "a band fits an advert byte");
+        Quantizer { thresholds_bytes }
+    }
+
+    /// The thresholds T_i = ⌊i·Th_max/n⌋, i = 1..=`compared` (T_i < q ⇔ i·Th_max < q·n, since
+    /// q is an integer: exact).
+    pub fn linear(bands: u32, th_max_bytes: u64, compared: u32) -> Quantizer {
+        let t = |i: u32| (i as u128 * th_max_bytes as u128 / bands as u128) as u64;
+        let mut v: Vec<u64> = (1..=compared).map(t).collect();
+        v.dedup(); // Th_max < n: equal thresholds are one.
+        Quantizer::new(v)
+    }
+
+    /// The band of a queue of `bytes`: 0..=[`Quantizer::top`].
+    #[inline]
+    pub fn band(&self, bytes: u64) -> u32 {
+        self.thresholds_bytes.partition_point(|&t| t < bytes) as u32
+    }
+
+    /// The highest band.
+    pub fn top(&self) -> u32 {
+        self.thresholds_bytes.len() as u32
+    }
+}
+
+/// The variants of the paper's band rule (module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PspVariant {
+    /// Fig. 3: n−1 thresholds compared, weights n..1.
+    #[default]
+    Fig3,
+    /// Table IV: n thresholds compared, weights n−1..0, 0.
+    Table4,
+}
+
 /// Band layout and weights, shared by every switch of a run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Bands {
-    /// n.
-    pub bands: u32,
-    pub th_max_bytes: u64,
-    /// Weight of bands 0..=n (`bands + 1` entries).
+    pub quantizer: Quantizer,
+    /// Weight of bands 0..=top.
     pub weights: Vec<u32>,
 }
 
-/// The band of a queue of `bytes` with `bands` bands up to `th_max_bytes`: thresholds
-/// exceeded, 0..=n.
-#[inline]
-pub fn band_of(bands: u32, th_max_bytes: u64, bytes: u64) -> u32 {
-    // Th_i < bytes  ⇔  i·Th_max < bytes·n, so the count is ⌈bytes·n / Th_max⌉ − 1,
-    // capped at n (exact in integers).
-    let n = bands as u128;
-    let scaled = bytes as u128 * n;
-    let th = th_max_bytes as u128;
-    (scaled.div_ceil(th).saturating_sub(1)).min(n) as u32
-}
-
 impl Bands {
-    /// The band of a queue of `bytes`: thresholds exceeded, 0..=n.
+    /// n bands: `thresholds_bytes` T_1..T_n (T_n = Th_max) and optional weights of bands
+    /// 0..n−1 (default: the variant's linear weights).
+    pub fn new(variant: PspVariant, thresholds_bytes: &[u64], weights: Option<&[u32]>) -> Bands {
+        let n = thresholds_bytes.len();
+        assert!(n >= 1, "at least one band");
+        if let Some(w) = weights {
+            assert_eq!(w.len(), n, "one weight per band");
+        }
+        let linear = |top: u32| -> Vec<u32> { (0..n as u32).map(|b| top - b).collect() };
+        let (compared, mut weights) = match variant {
+            PspVariant::Fig3 => (
+                n - 1,
+                weights.map_or_else(|| linear(n as u32), <[u32]>::to_vec),
+            ),
+            PspVariant::Table4 => (
+                n,
+                weights.map_or_else(|| linear(n as u32 - 1), <[u32]>::to_vec),
+            ),
+        };
+        if variant == PspVariant::Table4 {
+            weights.push(0); // above Th_max
+        }
+        let quantizer = Quantizer::new(thresholds_bytes[..compared].to_vec());
+        debug_assert_eq!(weights.len() as u32, quantizer.top() + 1);
+        Bands { quantizer, weights }
+    }
+
+    /// n bands with T_i = i·Th_max/n.
+    pub fn linear(
+        variant: PspVariant,
+        bands: u32,
+        th_max_bytes: u64,
+        weights: Option<&[u32]>,
+    ) -> Bands {
+        let t = Quantizer::linear(bands, th_max_bytes, bands);
+        assert_eq!(
+            t.top(),
+            bands,
+            "Th_max >= n bytes gives n distinct thresholds"
+        );
+        Bands::new(variant, &t.thresholds_bytes, weights)
+    }
+
+    /// The band of a queue of `bytes`.
     #[inline]
     pub fn band(&self, bytes: u64) -> u32 {
-        band_of(self.bands, self.th_max_bytes, bytes)
+        self.quantizer.band(bytes)
     }
 
     /// PSP: the index (among `c`) of a port drawn with probability proportional to its
@@ -109,13 +196,9 @@ mod tests {
 
     use crate::lb::TestQueues as Queues;
 
-    /// The paper's default: 8 bands up to 960 KB (120 KB apart), weights 7..0, 0 above.
+    /// Table IV: 8 bands up to 960 KB (120 KB apart), weights 7..0, 0 above.
     fn paper() -> Bands {
-        Bands {
-            bands: 8,
-            th_max_bytes: 960_000,
-            weights: vec![7, 6, 5, 4, 3, 2, 1, 0, 0],
-        }
+        Bands::linear(PspVariant::Table4, 8, 960_000, None)
     }
 
     #[test]
@@ -180,5 +263,69 @@ mod tests {
         }
         assert_eq!(seen[0], 0);
         assert!(seen[1] > 400 && seen[2] > 400, "{seen:?}");
+    }
+
+    /// Fig. 3's pseudocode (the default): n − 1 thresholds compared, weights n..1, so the
+    /// fullest queue keeps weight 1; Table IV's variant: n thresholds, 7..0 and 0 above.
+    #[test]
+    fn the_two_variants_of_the_paper_differ_in_bands_and_weights() {
+        let fig3 = Bands::linear(PspVariant::Fig3, 8, 960_000, None);
+        assert_eq!(fig3.weights, [8, 7, 6, 5, 4, 3, 2, 1]);
+        assert_eq!(fig3.quantizer.top(), 7);
+        assert_eq!(
+            [0, 120_001, 840_000, 840_001, 5_000_000].map(|x| fig3.band(x)),
+            [0, 1, 6, 7, 7]
+        );
+        let table4 = Bands::linear(PspVariant::Table4, 8, 960_000, None);
+        assert_eq!(table4.weights, [7, 6, 5, 4, 3, 2, 1, 0, 0]);
+        assert_eq!(table4.quantizer.top(), 8);
+        // Under fig3 a full port beside an empty one gets 1/9 of the packets; under table4
+        // none.
+        let q = Queues(vec![0, 5_000_000]);
+        let c = Candidates::Range { first: 0, count: 2 };
+        let mut rng = Pcg32::seed_from_u64(9);
+        let n = 90_000;
+        let full =
+            |b: &Bands, rng: &mut Pcg32| (0..n).filter(|_| b.choose_psp(&q, c, rng) == 1).count();
+        let f = full(&fig3, &mut rng);
+        assert!((9_400..=10_600).contains(&f), "{f} of {n}, expected 10,000");
+        assert_eq!(full(&table4, &mut rng), 0);
+        // Explicit weights replace the linear ones; table4 still appends 0.
+        let w = Bands::linear(PspVariant::Table4, 2, 100, Some(&[5, 3]));
+        assert_eq!(w.weights, [5, 3, 0]);
+    }
+
+    /// The paper's Fig. 7 thresholds span 64 to 960 KB: n = 4 gives 64, 362.7, 661.3 and 960
+    /// KB, of which fig3 compares the first three.
+    #[test]
+    fn explicit_thresholds_set_the_bands() {
+        let t = [64_000, 362_667, 661_333, 960_000];
+        let b = Bands::new(PspVariant::Fig3, &t, None);
+        assert_eq!(b.weights, [4, 3, 2, 1]);
+        assert_eq!(
+            [64_000, 64_001, 362_668, 661_334, 2_000_000].map(|x| b.band(x)),
+            [0, 1, 2, 3, 3]
+        );
+        let b = Bands::new(PspVariant::Table4, &t, None);
+        assert_eq!(b.band(960_001), 4);
+    }
+
+    /// The linear thresholds are exactly those of T_i = i·Th_max/n in rationals: a queue
+    /// exceeds T_i iff i·Th_max < q·n.
+    #[test]
+    fn linear_thresholds_are_exact() {
+        let mut rng = Pcg32::seed_from_u64(5);
+        for _ in 0..2_000 {
+            let n = rng.gen_range(1..=32u32);
+            let th = rng.gen_range(n as u64..3_000_000);
+            let q = Quantizer::linear(n, th, n);
+            for _ in 0..20 {
+                let bytes = rng.gen_range(0..2 * th);
+                let exact = (1..=n as u64)
+                    .filter(|&i| (i as u128) * (th as u128) < (bytes as u128) * n as u128)
+                    .count() as u32;
+                assert_eq!(q.band(bytes), exact, "n {n}, Th_max {th}, q {bytes}");
+            }
+        }
     }
 }

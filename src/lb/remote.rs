@@ -49,7 +49,7 @@
 
 use super::ar::{Ar, ArParams};
 use super::flowlet::FlowletTable;
-use super::psp::band_of;
+use super::psp::Quantizer;
 use super::ties::uniform_among;
 use super::QueueView;
 use crate::packet::{Packet, ADVERT_ENTRIES};
@@ -62,12 +62,12 @@ const NO_SLOT: u16 = u16::MAX;
 pub const TOP_QUALITY: u8 = super::dlb::BEST;
 
 /// What the bytes mean.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Metric {
     /// SGLB: DLB quality 0..=7, 7 best.
     Quality(ArParams),
-    /// PSP: queue band 0..=n, 0 best.
-    Band { bands: u32, th_max_bytes: u64 },
+    /// PSP: queue band 0..=top, 0 best.
+    Band(Quantizer),
 }
 
 impl Metric {
@@ -82,7 +82,7 @@ impl Metric {
     fn unreachable(&self) -> u8 {
         match self {
             Metric::Quality(_) => 0,
-            Metric::Band { bands, .. } => *bands as u8,
+            Metric::Band(q) => q.top() as u8,
         }
     }
 }
@@ -179,23 +179,25 @@ impl Remote {
                 toward_at.push(toward.len() as u32);
             }
         }
+        let unheard = metric.unheard();
+        let q_levels = match &metric {
+            Metric::Quality(ar) => Some(Ar::new(ports, &per_packet(*ar))),
+            Metric::Band(_) => None,
+        };
         Remote {
             metric,
             period_ps,
             edges,
             slot,
-            remote: vec![metric.unheard(); up as usize * edges as usize],
+            remote: vec![unheard; up as usize * edges as usize],
             local: vec![TOP_QUALITY; ports as usize],
             u_level: vec![0; ports as usize],
-            q_levels: match metric {
-                Metric::Quality(ar) => Some(Ar::new(ports, &per_packet(ar))),
-                Metric::Band { .. } => None,
-            },
+            q_levels,
             busy_ps: vec![0; ports as usize],
             toward,
             toward_at,
             advert: vec![
-                metric.unheard();
+                unheard;
                 if down_ports.is_empty() {
                     0
                 } else {
@@ -236,15 +238,7 @@ impl Remote {
 
     /// Bytes of state of such a switch (for `weft validate`).
     pub fn state_bytes(fabric: &Fabric, node: NodeId) -> usize {
-        let r = Remote::new(
-            fabric,
-            node,
-            Metric::Band {
-                bands: 1,
-                th_max_bytes: 1,
-            },
-            1,
-        );
+        let r = Remote::new(fabric, node, Metric::Band(Quantizer::new(vec![1])), 1);
         r.slot.len() * 2
             + r.remote.len()
             + r.local.len() * 10
@@ -260,6 +254,11 @@ impl Remote {
     /// qualities.
     pub fn has_timer(&self) -> bool {
         !self.down_ports.is_empty() || matches!(self.metric, Metric::Quality(_))
+    }
+
+    /// The period of the timer, if the switch needs one.
+    pub fn timer_period_ps(&self) -> Option<u64> {
+        self.has_timer().then_some(self.period_ps)
     }
 
     pub fn first_timer_ps(&self) -> Option<u64> {
@@ -295,14 +294,11 @@ impl Remote {
         }
         for l in 0..self.advert.len() {
             let ports = &self.toward[self.toward_at[l] as usize..self.toward_at[l + 1] as usize];
-            self.advert[l] = match self.metric {
+            self.advert[l] = match &self.metric {
                 Metric::Quality(_) => ports.iter().map(|&p| self.local[p as usize]).max(),
-                Metric::Band {
-                    bands,
-                    th_max_bytes,
-                } => ports
+                Metric::Band(q) => ports
                     .iter()
-                    .map(|&p| band_of(bands, th_max_bytes, queues.queued_bytes(p)) as u8)
+                    .map(|&p| q.band(queues.queued_bytes(p)) as u8)
                     .min(),
             }
             .unwrap_or(self.metric.unreachable());
@@ -648,11 +644,8 @@ mod tests {
         let m = leaf_spine();
         let f = &m.fabric;
         let spine0 = f.num_hosts + 4;
-        let band = Metric::Band {
-            bands: 8,
-            th_max_bytes: 960_000,
-        };
-        let mut spine = Remote::new(f, spine0, band, 500_000);
+        let band = Metric::Band(Quantizer::linear(8, 960_000, 8));
+        let mut spine = Remote::new(f, spine0, band.clone(), 500_000);
         // 130 KB is band 1, 960 001 B band 8.
         let q = TestQueues(vec![130_000, 0, 960_001, 0]);
         assert_eq!(spine.on_timer(500_000, &q), Some(1_000_000));

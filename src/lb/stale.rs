@@ -38,6 +38,11 @@ impl Snapshot {
         (1 + with_sent as usize) * ports as usize * std::mem::size_of::<u64>()
     }
 
+    /// The refresh period.
+    pub fn period_ps(&self) -> u64 {
+        self.period_ps
+    }
+
     /// The first refresh.
     pub fn first_refresh_ps(&self) -> u64 {
         self.period_ps

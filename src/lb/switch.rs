@@ -59,6 +59,8 @@ pub enum SwitchLb {
     /// PSP / band JSQ with the spines' advertised queues (`lb.psp_remote`).
     PspRemote(Box<Remote>),
     BandJsqRemote(Box<Remote>),
+    /// Top-k ranking by the PSP remote band, then by its own queue (`lb.psp_remote`).
+    TopkRemote(Topk, Box<Remote>),
     Conga(Box<Conga>),
     Sglb(Box<Remote>),
     Dlb(Dlb),
@@ -68,6 +70,8 @@ pub enum SwitchLb {
     Stale {
         snapshot: Snapshot,
         inner: Box<SwitchLb>,
+        /// The inner policy's timer fired at the last tick (its adverts go out then only).
+        inner_ticked: bool,
     },
     /// Follow the DRB path code: this switch's digit is `(via / below) % candidates`, where
     /// `below` is the product of the uplink counts of the tiers under it.
@@ -109,6 +113,7 @@ impl SwitchLb {
                     matches!(lb, SwitchLb::Dlb(_)),
                 ),
                 inner: Box::new(lb),
+                inner_ticked: false,
             },
         }
     }
@@ -128,6 +133,10 @@ impl SwitchLb {
             SwitchKind::Drill => {
                 SwitchLb::Drill(Drill::new(cfg.drill_d as u16, cfg.drill_m as u16))
             }
+            SwitchKind::Topk if cfg.psp_remote => SwitchLb::TopkRemote(
+                Topk::new(cfg.topk_k.map(|k| k as u16)),
+                band_remote(shared, fabric, node),
+            ),
             SwitchKind::Topk => SwitchLb::Topk(Topk::new(cfg.topk_k.map(|k| k as u16))),
             SwitchKind::Psp if cfg.psp_remote => {
                 SwitchLb::PspRemote(band_remote(shared, fabric, node))
@@ -243,6 +252,15 @@ impl SwitchLb {
                 let (b, q, f) = (&ctx.shared.bands, ctx.queues, ctx.fabric);
                 b.choose_band_jsq_by(|p| remote_band(b, q, f, r, p, pkt.dst), c, ctx.rng)
             }
+            SwitchLb::TopkRemote(t, r) => {
+                let (b, q, f) = (&ctx.shared.bands, ctx.queues, ctx.fabric);
+                // The band says how loaded the path is; the own queue orders a band's ports.
+                let load = |p: u16| {
+                    let band = remote_band(b, q, f, r, p, pkt.dst) as u64;
+                    band << 48 | q.queued_bytes(p).min((1 << 48) - 1)
+                };
+                t.choose_by(load, c, ctx.rng)
+            }
             SwitchLb::Conga(cg) => cg.choose(
                 ctx.fabric,
                 ctx.node,
@@ -256,7 +274,9 @@ impl SwitchLb {
             SwitchLb::Sglb(r) => r.choose_sglb(
                 ctx.fabric, pkt, ctx.salt, c, ctx.queues, ctx.now_ps, ctx.rng,
             ),
-            SwitchLb::Stale { snapshot, inner } => {
+            SwitchLb::Stale {
+                snapshot, inner, ..
+            } => {
                 return inner.choose(&mut SwitchCtx {
                     fabric: ctx.fabric,
                     shared: ctx.shared,
@@ -322,8 +342,20 @@ impl SwitchLb {
                 | SwitchLb::Conga(_)
                 | SwitchLb::Sglb(_)
                 | SwitchLb::PspRemote(_)
+                | SwitchLb::TopkRemote(..)
                 | SwitchLb::BandJsqRemote(_)
         )
+    }
+
+    /// The period of the policy's own timer, if it has one (remote-state adverts).
+    fn timer_period_ps(&self) -> Option<u64> {
+        match self {
+            SwitchLb::PspRemote(r)
+            | SwitchLb::BandJsqRemote(r)
+            | SwitchLb::TopkRemote(_, r)
+            | SwitchLb::Sglb(r) => r.timer_period_ps(),
+            _ => None,
+        }
     }
 
     /// When the policy first wants [`SwitchLb::on_timer`] called, if ever (e.g. the first
@@ -334,9 +366,10 @@ impl SwitchLb {
             SwitchLb::Probe { period_ps, .. } => Some(*period_ps),
             // The inner policy's adverts (`psp_remote`) share the period.
             SwitchLb::Stale { snapshot, .. } => Some(snapshot.first_refresh_ps()),
-            SwitchLb::PspRemote(r) | SwitchLb::BandJsqRemote(r) | SwitchLb::Sglb(r) => {
-                r.first_timer_ps()
-            }
+            SwitchLb::PspRemote(r)
+            | SwitchLb::BandJsqRemote(r)
+            | SwitchLb::TopkRemote(_, r)
+            | SwitchLb::Sglb(r) => r.first_timer_ps(),
             _ => None,
         }
     }
@@ -346,14 +379,33 @@ impl SwitchLb {
     /// [`SwitchLb::wake_ps`] when it next queues a packet at an idle switch port.
     pub fn on_timer<Q: QueueView>(&mut self, now_ps: u64, queues: &Q) -> Option<u64> {
         match self {
-            SwitchLb::Stale { snapshot, inner } => {
+            SwitchLb::Stale {
+                snapshot,
+                inner,
+                inner_ticked,
+            } => {
                 let next = snapshot.refresh(now_ps, queues);
-                // Both sleep exactly when every queue is empty (same period).
-                inner.on_timer(now_ps, queues).or(next)
+                let period = snapshot.period_ps();
+                let Some(inner_period) = inner.timer_period_ps() else {
+                    return next;
+                };
+                *inner_ticked = now_ps % inner_period == 0;
+                if inner_period == period {
+                    // Both sleep exactly when every queue is empty.
+                    return inner.on_timer(now_ps, queues).or(next);
+                }
+                // The inner period is a multiple of the snapshot's (validated): between its
+                // ticks keep ticking, so that its idle tick (the idle adverts) still comes.
+                let inner_next = match *inner_ticked {
+                    true => inner.on_timer(now_ps, queues),
+                    false => Some(now_ps + inner_period),
+                };
+                (inner_next.is_some() || next.is_some()).then_some(now_ps + period)
             }
-            SwitchLb::PspRemote(r) | SwitchLb::BandJsqRemote(r) | SwitchLb::Sglb(r) => {
-                r.on_timer(now_ps, queues)
-            }
+            SwitchLb::PspRemote(r)
+            | SwitchLb::BandJsqRemote(r)
+            | SwitchLb::TopkRemote(_, r)
+            | SwitchLb::Sglb(r) => r.on_timer(now_ps, queues),
             #[cfg(test)]
             SwitchLb::Probe {
                 period_ps,
@@ -378,9 +430,10 @@ impl SwitchLb {
     pub fn wake_ps(&self, now_ps: u64) -> Option<u64> {
         match self {
             SwitchLb::Stale { snapshot, .. } => Some(snapshot.wake_ps(now_ps)),
-            SwitchLb::PspRemote(r) | SwitchLb::BandJsqRemote(r) | SwitchLb::Sglb(r) => {
-                r.wake_ps(now_ps)
-            }
+            SwitchLb::PspRemote(r)
+            | SwitchLb::BandJsqRemote(r)
+            | SwitchLb::TopkRemote(_, r)
+            | SwitchLb::Sglb(r) => r.wake_ps(now_ps),
             _ => None,
         }
     }
@@ -389,8 +442,15 @@ impl SwitchLb {
     /// switch), if this switch advertises.
     pub fn adverts(&self) -> Option<(&[u16], &[u8])> {
         match self {
-            SwitchLb::Stale { inner, .. } => inner.adverts(),
-            SwitchLb::PspRemote(r) | SwitchLb::BandJsqRemote(r) | SwitchLb::Sglb(r) => r.adverts(),
+            SwitchLb::Stale {
+                inner,
+                inner_ticked,
+                ..
+            } => inner.adverts().filter(|_| *inner_ticked),
+            SwitchLb::PspRemote(r)
+            | SwitchLb::BandJsqRemote(r)
+            | SwitchLb::TopkRemote(_, r)
+            | SwitchLb::Sglb(r) => r.adverts(),
             _ => None,
         }
     }
@@ -399,9 +459,10 @@ impl SwitchLb {
     pub fn on_advert(&mut self, in_port: u16, pkt: &Packet) {
         match self {
             SwitchLb::Stale { inner, .. } => inner.on_advert(in_port, pkt),
-            SwitchLb::PspRemote(r) | SwitchLb::BandJsqRemote(r) | SwitchLb::Sglb(r) => {
-                r.on_advert(in_port, pkt)
-            }
+            SwitchLb::PspRemote(r)
+            | SwitchLb::BandJsqRemote(r)
+            | SwitchLb::TopkRemote(_, r)
+            | SwitchLb::Sglb(r) => r.on_advert(in_port, pkt),
             _ => {}
         }
     }
@@ -457,7 +518,9 @@ impl SwitchLb {
                             _ => 0,
                         }
                 }
-                SwitchKind::Psp | SwitchKind::BandJsq if shared.cfg.psp_remote => {
+                SwitchKind::Psp | SwitchKind::BandJsq | SwitchKind::Topk
+                    if shared.cfg.psp_remote =>
+                {
                     Remote::state_bytes(fabric, node)
                 }
                 _ => 0,
@@ -467,15 +530,12 @@ impl SwitchLb {
 
 /// PSP's remote state: the bands the next switches advertise, every stale-state period.
 fn band_remote(shared: &LbShared, fabric: &Fabric, node: NodeId) -> Box<Remote> {
-    let metric = Metric::Band {
-        bands: shared.bands.bands,
-        th_max_bytes: shared.bands.th_max_bytes,
-    };
+    let metric = Metric::Band(shared.bands.quantizer.clone());
     Box::new(Remote::new(
         fabric,
         node,
         metric,
-        shared.cfg.state_update_period_ps(),
+        shared.cfg.psp_remote_period_ps(),
     ))
 }
 
@@ -574,12 +634,21 @@ mod tests {
     /// The first edge switch of a k = 4 fat tree under `policy` with stale state every 1 µs,
     /// and a data packet leaving its pod (candidates: uplink ports 2 and 3).
     fn edge_switch(policy: LbPolicy) -> (Model, SwitchLb, Packet) {
+        edge_switch_with(policy, |_| {})
+    }
+
+    /// [`edge_switch`] with the scenario changed by `change` before the model is built.
+    fn edge_switch_with(
+        policy: LbPolicy,
+        change: impl FnOnce(&mut Scenario),
+    ) -> (Model, SwitchLb, Packet) {
         let mut s = Scenario::default();
         s.topology.k = 4;
         s.lb.policy = policy;
         if policy != LbPolicy::Ar {
             s.lb.state_update_period_ns = 1_000.0;
         }
+        change(&mut s);
         s.validate().unwrap();
         let m = Model::build(&s).unwrap();
         let node = m.fabric.num_hosts;
@@ -681,10 +750,12 @@ mod tests {
     }
 
     /// PSP under stale state: between two refreshes its weights do not change, whatever the
-    /// real queues do (900 KB is band 7 of 8: weight 0, never chosen).
+    /// real queues do (Table IV's weights: 900 KB is band 7 of 8, weight 0, never chosen).
     #[test]
     fn psp_weights_change_only_at_a_refresh() {
-        let (m, mut lb, pkt) = edge_switch(LbPolicy::Psp);
+        let (m, mut lb, pkt) = edge_switch_with(LbPolicy::Psp, |s| {
+            s.lb.psp_variant = crate::lb::psp::PspVariant::Table4
+        });
         let loaded3 = Live(vec![0, 0, 0, 900_000]);
         assert_eq!(lb.on_timer(1_000_000, &loaded3), Some(2_000_000));
         assert_eq!(
@@ -701,6 +772,71 @@ mod tests {
             decide(&m, &mut lb, &pkt, &loaded2, 2_000_000),
             [0, 0, 0, 200]
         );
+    }
+
+    /// The PSP paper's default combines fresh local state with stale remote state: an
+    /// aggregation switch (k = 4: node 24) that snapshots its queues every 1 µs and
+    /// advertises every 2 µs refreshes at every tick but sends adverts at even ones only,
+    /// and goes to sleep only at an advert tick that finds it idle (its idle advert goes out).
+    #[test]
+    fn local_snapshots_and_remote_adverts_run_on_their_own_periods() {
+        let mut s = Scenario::default();
+        s.topology.k = 4;
+        s.lb.policy = LbPolicy::Psp;
+        s.lb.psp_remote = true;
+        s.lb.state_update_period_ns = 1_000.0;
+        s.lb.psp_remote_period_ns = Some(2_000.0);
+        s.validate().unwrap();
+        let m = Model::build(&s).unwrap();
+        let agg = 24;
+        assert_eq!(m.fabric.tier(agg), 2);
+        let mut lb = SwitchLb::new(&m.lb, &m.fabric, agg, &mut Pcg32::seed_from_u64(1));
+        assert_eq!(lb.first_timer_ps(), Some(1_000_000));
+        let busy = Live(vec![300_000, 0, 0, 0]);
+        let idle = Live(vec![0; 4]);
+        assert_eq!(lb.on_timer(1_000_000, &busy), Some(2_000_000));
+        assert!(lb.adverts().is_none(), "1 µs: a snapshot, no advert");
+        assert_eq!(lb.on_timer(2_000_000, &busy), Some(3_000_000));
+        let (_, advert) = lb.adverts().expect("2 µs: an advert tick");
+        assert_eq!(
+            advert[0], 2,
+            "300 KB toward edge 16: band 2 of 8 (fig3, 120 KB apart)"
+        );
+        // Idle at an odd tick: keep ticking until the next advert tick says idle.
+        assert_eq!(lb.on_timer(3_000_000, &idle), Some(4_000_000));
+        assert!(lb.adverts().is_none());
+        assert_eq!(lb.on_timer(4_000_000, &idle), None);
+        assert_eq!(lb.adverts().expect("the idle advert").1[0], 0);
+        assert_eq!(lb.wake_ps(4_000_001), Some(5_000_000));
+    }
+
+    /// Top-k with remote state (`lb.psp_remote`): an uplink whose spine reports a full queue
+    /// toward the destination leaf is ranked by that band, not by its own empty queue (k = 1:
+    /// the other uplink always wins, although its own queue is longer).
+    #[test]
+    fn topk_with_remote_state_ranks_by_the_advertised_band() {
+        let (m, mut lb, pkt) = edge_switch_with(LbPolicy::Topk, |s| {
+            s.topology.kind = crate::scenario::TopologyKind::LeafSpine;
+            s.lb.psp_remote = true;
+            s.lb.topk_k = Some(1);
+            s.lb.state_update_period_ns = 0.0;
+            s.lb.psp_remote_period_ns = Some(1_000.0);
+        });
+        // Leaf-spine k = 4: hosts 0..8, leaves 8..12, spines 12..14; leaf 8's uplinks are
+        // ports 2 (spine 12) and 3 (spine 13). Spine 12 reports band 8 toward leaf 3.
+        let leaf = m.fabric.num_hosts;
+        let mut pkt = pkt;
+        pkt.dst = 7;
+        lb.on_advert(2, &Packet::advert(12, leaf, 0, &[0, 0, 0, 8], 64));
+        let q = Live(vec![0, 0, 0, 50_000]);
+        assert_eq!(decide(&m, &mut lb, &pkt, &q, 10), [0, 0, 0, 200]);
+        // Without the report the emptier own queue wins.
+        let (m, mut lb, _) = edge_switch_with(LbPolicy::Topk, |s| {
+            s.topology.kind = crate::scenario::TopologyKind::LeafSpine;
+            s.lb.topk_k = Some(1);
+            s.lb.state_update_period_ns = 0.0;
+        });
+        assert_eq!(decide(&m, &mut lb, &pkt, &q, 10), [0, 0, 200, 0]);
     }
 
     /// The Ofan paper, §4.1: under failures Ofan keeps advancing the pointer until it yields a

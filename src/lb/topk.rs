@@ -44,10 +44,21 @@ impl Topk {
     /// The index (among `c`) of a port chosen uniformly among the k least loaded.
     #[inline]
     pub fn choose<Q: QueueView>(&mut self, queues: &Q, c: Candidates<'_>, rng: &mut Pcg32) -> u16 {
+        self.choose_by(|p| queues.queued_bytes(p), c, rng)
+    }
+
+    /// The index (among `c`) of a port chosen uniformly among the k of least `load`.
+    #[inline]
+    pub fn choose_by(
+        &mut self,
+        load: impl Fn(u16) -> u64,
+        c: Candidates<'_>,
+        rng: &mut Pcg32,
+    ) -> u16 {
         let k = self.k_of(c.len());
         let loads = &mut self.loads;
         loads.clear();
-        loads.extend(c.iter().map(|p| queues.queued_bytes(p)));
+        loads.extend(c.iter().map(&load));
         let v = if k == 1 {
             *loads.iter().min().expect("candidates")
         } else {
@@ -55,7 +66,7 @@ impl Topk {
             *loads.select_nth_unstable(r).1
         };
         // `select_nth_unstable` reordered `loads`: count and pick on the candidates.
-        uniform_among(|| c.iter(), |&p| queues.queued_bytes(p) == v, rng) as u16
+        uniform_among(|| c.iter(), |&p| load(p) == v, rng) as u16
     }
 }
 

@@ -769,16 +769,33 @@ pub struct LbConfig {
     /// `valiant`: the node ids of the top-tier switches hosts draw the intermediate from
     /// (uniformly); empty: every top-tier switch.
     pub valiant_intermediates: Vec<u32>,
-    /// `psp`, `band_jsq`: number of queue bands n (the PSP paper's: 8).
-    pub psp_bands: u32,
-    /// `psp`, `band_jsq`: the top threshold Th_max; thresholds are i·Th_max/n.
-    pub psp_th_max_bytes: u64,
-    /// `psp`: weight of bands 0..n−1 (above Th_max: 0). Unset: n−1, n−2, ..., 0.
+    /// `psp`, `band_jsq`: number of queue bands n. Unset: 8 (the PSP paper's), or the length
+    /// of `psp_thresholds_bytes`.
+    pub psp_bands: Option<u32>,
+    /// `psp`, `band_jsq`: the top threshold Th_max; thresholds are T_i = i·Th_max/n.
+    /// Unset: 960 KB (the PSP paper's).
+    pub psp_th_max_bytes: Option<u64>,
+    /// `psp`, `band_jsq`: the thresholds T_1..T_n themselves, strictly increasing (T_n is
+    /// Th_max); instead of `psp_bands` and `psp_th_max_bytes`. The PSP paper's Fig. 7 uses
+    /// arithmetic sequences from 64 to 960 KB.
+    pub psp_thresholds_bytes: Option<Vec<u64>>,
+    /// `psp`, `band_jsq`: which of the PSP paper's band rules: `fig3` (the pseudocode: bands
+    /// 0..n−1 from T_1..T_{n−1}, weights n..1) or `table4` (Table IV's W = {7, ..., 0}: bands
+    /// 0..n, weights n−1..0 and 0 above Th_max). Module doc of `lb::psp`.
+    pub psp_variant: crate::lb::psp::PspVariant,
+    /// `psp`: weight of bands 0..n−1 (`table4`: and 0 above Th_max). Unset: the variant's
+    /// linear weights.
     pub psp_weights: Option<Vec<u32>>,
-    /// `psp`, `band_jsq`: a leaf's uplink s toward destination leaf L counts as the larger
-    /// of its own queue and the queue spine s last advertised toward L (the PSP paper, §II-B), in
-    /// adverts every `state_update_period_ns` (which must then be positive).
+    /// `psp`, `band_jsq`, `topk`: a leaf's uplink s toward destination leaf L counts as the
+    /// larger of its own queue and the queue spine s last advertised toward L (the PSP
+    /// paper, §II-B: remote state arrives in periodic reports), in adverts every
+    /// `psp_remote_period_ns`.
     pub psp_remote: bool,
+    /// `psp_remote`: the spines' advert period in ns (the remote state's staleness; the PSP
+    /// paper's default 20 µs). Unset: `state_update_period_ns`. With both positive, a
+    /// multiple of `state_update_period_ns` (a switch that snapshots and advertises does both
+    /// on one timer).
+    pub psp_remote_period_ns: Option<f64>,
     /// `conga`: DRE decay period T_dre in µs (CONGA's DRE; see README for the
     /// default, scaled to 800 Gb/s links).
     pub conga_t_dre_us: f64,
@@ -839,6 +856,28 @@ impl LbConfig {
     pub fn state_update_period_ps(&self) -> u64 {
         (self.state_update_period_ns * crate::time::PS_PER_NS as f64).round() as u64
     }
+
+    /// `psp_remote`'s advert period in ps.
+    pub fn psp_remote_period_ps(&self) -> u64 {
+        let ns = self
+            .psp_remote_period_ns
+            .unwrap_or(self.state_update_period_ns);
+        (ns * crate::time::PS_PER_NS as f64).round() as u64
+    }
+
+    /// PSP's thresholds T_1..T_n (validated: 1 to 64, strictly increasing).
+    pub fn psp_thresholds(&self) -> Vec<u64> {
+        match &self.psp_thresholds_bytes {
+            Some(t) => t.clone(),
+            None => {
+                let n = self.psp_bands.unwrap_or(8) as u64;
+                let th = self.psp_th_max_bytes.unwrap_or(960_000);
+                (1..=n)
+                    .map(|i| (i as u128 * th as u128 / n as u128) as u64)
+                    .collect()
+            }
+        }
+    }
 }
 
 impl Default for LbConfig {
@@ -875,10 +914,13 @@ impl Default for LbConfig {
             dlb_rebalance_prob: 0.0,
             valiant_granularity: ValiantGranularity::Packet,
             valiant_intermediates: Vec::new(),
-            psp_bands: 8,
-            psp_th_max_bytes: 960_000,
+            psp_bands: None,
+            psp_th_max_bytes: None,
+            psp_thresholds_bytes: None,
+            psp_variant: crate::lb::psp::PspVariant::Fig3,
             psp_weights: None,
             psp_remote: false,
+            psp_remote_period_ns: None,
             conga_t_dre_us: 1.0,
             conga_alpha: 0.2,
             conga_q_bits: 3,

@@ -805,25 +805,54 @@ impl Scenario {
         Ok(())
     }
 
-    /// PSP's bands, top threshold and weights.
+    /// PSP's bands, thresholds and weights.
     fn validate_psp(&self) -> Result<()> {
         let lb = &self.lb;
-        if !(1..=64).contains(&lb.psp_bands) {
-            bail_field!(
-                "lb.psp_bands",
-                "must be from 1 to 64 (got {})",
-                lb.psp_bands
-            );
+        if let Some(t) = &lb.psp_thresholds_bytes {
+            for field in ["lb.psp_bands", "lb.psp_th_max_bytes"] {
+                let set = match field {
+                    "lb.psp_bands" => lb.psp_bands.is_some(),
+                    _ => lb.psp_th_max_bytes.is_some(),
+                };
+                if set {
+                    bail_field!(
+                        field,
+                        "give either lb.psp_thresholds_bytes or lb.psp_bands and lb.psp_th_max_bytes, not both"
+                    );
+                }
+            }
+            if !(1..=64).contains(&t.len()) {
+                bail_field!(
+                    "lb.psp_thresholds_bytes",
+                    "needs 1 to 64 thresholds (got {})",
+                    t.len()
+                );
+            }
+            if t[0] == 0 || t.windows(2).any(|w| w[0] >= w[1]) {
+                bail_field!(
+                    "lb.psp_thresholds_bytes",
+                    "must be positive and strictly increasing (got {t:?})"
+                );
+            }
         }
-        if lb.psp_th_max_bytes == 0 {
-            bail_field!("lb.psp_th_max_bytes", "must be at least 1 byte");
+        let bands = lb.psp_bands.unwrap_or(8);
+        if !(1..=64).contains(&bands) {
+            bail_field!("lb.psp_bands", "must be from 1 to 64 (got {bands})");
         }
+        if let Some(th) = lb.psp_th_max_bytes {
+            if th < bands as u64 {
+                bail_field!(
+                    "lb.psp_th_max_bytes",
+                    "must be at least one byte per band ({bands} bands, got {th})"
+                );
+            }
+        }
+        let n = lb.psp_thresholds().len();
         if let Some(w) = &lb.psp_weights {
-            if w.len() != lb.psp_bands as usize {
+            if w.len() != n {
                 bail_field!(
                     "lb.psp_weights",
-                    "needs one weight per band: {} (lb.psp_bands), got {}",
-                    lb.psp_bands,
+                    "needs one weight per band: {n} bands, got {}",
                     w.len()
                 );
             }
@@ -891,18 +920,44 @@ impl Scenario {
         }
         check_micros("lb.sglb_flowlet_us", lb.sglb_flowlet_us)?;
         check_table("lb.sglb_flowset_entries", lb.sglb_flowset_entries)?;
+        if let Some(ns) = lb.psp_remote_period_ns {
+            if !lb.psp_remote {
+                bail_field!(
+                    "lb.psp_remote_period_ns",
+                    "applies with lb.psp_remote = true only"
+                );
+            }
+            if !ns.is_finite() || !(1.0..=MAX_LATENCY_NS).contains(&ns) {
+                bail_field!(
+                    "lb.psp_remote_period_ns",
+                    "must be a time in ns from 1 to 10^9 (got {ns})"
+                );
+            }
+        }
         if lb.psp_remote {
-            if !matches!(lb.policy, LbPolicy::Psp | LbPolicy::BandJsq) {
+            if !matches!(
+                lb.policy,
+                LbPolicy::Psp | LbPolicy::BandJsq | LbPolicy::Topk
+            ) {
                 bail_field!(
                     "lb.psp_remote",
-                    "applies to lb.policy = \"psp\" or \"band_jsq\" only (got \"{}\")",
+                    "applies to lb.policy = \"psp\", \"band_jsq\" or \"topk\" only (got \"{}\")",
                     lb.policy.name()
                 );
             }
-            if lb.state_update_period_ps() == 0 {
+            let (remote, local) = (lb.psp_remote_period_ps(), lb.state_update_period_ps());
+            if remote == 0 {
                 bail_field!(
                     "lb.psp_remote",
-                    "needs lb.state_update_period_ns > 0 (the spines' advert period)"
+                    "needs lb.psp_remote_period_ns (or lb.state_update_period_ns) > 0: the spines' advert period"
+                );
+            }
+            if local > 0 && remote % local != 0 {
+                bail_field!(
+                    "lb.psp_remote_period_ns",
+                    "must be a multiple of lb.state_update_period_ns ({} ns), got {} ns",
+                    lb.state_update_period_ns,
+                    remote as f64 / 1e3
                 );
             }
         }

@@ -1285,6 +1285,66 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &["lb.psp_th_max_bytes"],
         ),
         (
+            &[
+                "lb.policy=\"psp\"",
+                "lb.psp_th_max_bytes=4",
+                "lb.psp_bands=8",
+            ],
+            &["lb.psp_th_max_bytes", "one byte per band"],
+        ),
+        (
+            &[
+                "lb.policy=\"psp\"",
+                "lb.psp_thresholds_bytes=[64000, 500000, 400000]",
+            ],
+            &["lb.psp_thresholds_bytes", "strictly increasing"],
+        ),
+        (
+            &["lb.policy=\"psp\"", "lb.psp_thresholds_bytes=[]"],
+            &["lb.psp_thresholds_bytes", "1 to 64"],
+        ),
+        (
+            &[
+                "lb.policy=\"psp\"",
+                "lb.psp_thresholds_bytes=[64000, 960000]",
+                "lb.psp_bands=2",
+            ],
+            &["lb.psp_bands", "not both"],
+        ),
+        (
+            &[
+                "lb.policy=\"psp\"",
+                "lb.psp_thresholds_bytes=[64000, 960000]",
+                "lb.psp_weights=[3, 2, 1]",
+            ],
+            &["lb.psp_weights", "2 bands"],
+        ),
+        (
+            &["lb.policy=\"psp\"", "lb.psp_variant=\"table5\""],
+            &["psp_variant"],
+        ),
+        (
+            &["lb.policy=\"psp\"", "lb.psp_remote_period_ns=20000"],
+            &["lb.psp_remote_period_ns", "psp_remote = true"],
+        ),
+        (
+            &[
+                "lb.policy=\"psp\"",
+                "lb.psp_remote=true",
+                "lb.state_update_period_ns=3000",
+                "lb.psp_remote_period_ns=20000",
+            ],
+            &["lb.psp_remote_period_ns", "multiple"],
+        ),
+        (
+            &[
+                "lb.policy=\"psp\"",
+                "lb.psp_remote=true",
+                "lb.psp_remote_period_ns=0",
+            ],
+            &["lb.psp_remote_period_ns"],
+        ),
+        (
             &["lb.policy=\"ar\"", "lb.ar_thresholds_pct=[10, 5, 20]"],
             &["lb.ar_thresholds_pct"],
         ),
