@@ -785,7 +785,7 @@ mod tests {
         s.lb.policy = LbPolicy::Psp;
         s.lb.psp_remote = true;
         s.lb.state_update_period_ns = 1_000.0;
-        s.lb.psp_remote_period_ns = Some(2_000.0);
+        s.lb.psp_remote_period_ns = 2_000.0;
         s.validate().unwrap();
         let m = Model::build(&s).unwrap();
         let agg = 24;
@@ -820,7 +820,7 @@ mod tests {
             s.lb.psp_remote = true;
             s.lb.topk_k = Some(1);
             s.lb.state_update_period_ns = 0.0;
-            s.lb.psp_remote_period_ns = Some(1_000.0);
+            s.lb.psp_remote_period_ns = 1_000.0;
         });
         // Leaf-spine k = 4: hosts 0..8, leaves 8..12, spines 12..14; leaf 8's uplinks are
         // ports 2 (spine 12) and 3 (spine 13). Spine 12 reports band 8 toward leaf 3.

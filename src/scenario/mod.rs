@@ -776,8 +776,8 @@ pub struct LbConfig {
     /// Unset: 960 KB (the PSP paper's).
     pub psp_th_max_bytes: Option<u64>,
     /// `psp`, `band_jsq`: the thresholds T_1..T_n themselves, strictly increasing (T_n is
-    /// Th_max); instead of `psp_bands` and `psp_th_max_bytes`. The PSP paper's Fig. 7 uses
-    /// arithmetic sequences from 64 to 960 KB.
+    /// Th_max); `psp_bands` and `psp_th_max_bytes`, if given too, must agree with it. The PSP
+    /// paper's Fig. 7 uses arithmetic sequences from 64 to 960 KB.
     pub psp_thresholds_bytes: Option<Vec<u64>>,
     /// `psp`, `band_jsq`: which of the PSP paper's band rules: `fig3` (the pseudocode: bands
     /// 0..n−1 from T_1..T_{n−1}, weights n..1) or `table4` (Table IV's W = {7, ..., 0}: bands
@@ -792,10 +792,10 @@ pub struct LbConfig {
     /// `psp_remote_period_ns`.
     pub psp_remote: bool,
     /// `psp_remote`: the spines' advert period in ns (the remote state's staleness; the PSP
-    /// paper's default 20 µs). Unset: `state_update_period_ns`. With both positive, a
-    /// multiple of `state_update_period_ns` (a switch that snapshots and advertises does both
-    /// on one timer).
-    pub psp_remote_period_ns: Option<f64>,
+    /// paper's default 20 µs). 0: `state_update_period_ns`. With both positive, a multiple
+    /// of `state_update_period_ns` (a switch that snapshots and advertises does both on one
+    /// timer).
+    pub psp_remote_period_ns: f64,
     /// `conga`: DRE decay period T_dre in µs (CONGA's DRE; see README for the
     /// default, scaled to 800 Gb/s links).
     pub conga_t_dre_us: f64,
@@ -859,9 +859,10 @@ impl LbConfig {
 
     /// `psp_remote`'s advert period in ps.
     pub fn psp_remote_period_ps(&self) -> u64 {
-        let ns = self
-            .psp_remote_period_ns
-            .unwrap_or(self.state_update_period_ns);
+        let ns = match self.psp_remote_period_ns {
+            0.0 => self.state_update_period_ns,
+            ns => ns,
+        };
         (ns * crate::time::PS_PER_NS as f64).round() as u64
     }
 
@@ -920,7 +921,7 @@ impl Default for LbConfig {
             psp_variant: crate::lb::psp::PspVariant::Fig3,
             psp_weights: None,
             psp_remote: false,
-            psp_remote_period_ns: None,
+            psp_remote_period_ns: 0.0,
             conga_t_dre_us: 1.0,
             conga_alpha: 0.2,
             conga_q_bits: 3,

@@ -809,17 +809,18 @@ impl Scenario {
     fn validate_psp(&self) -> Result<()> {
         let lb = &self.lb;
         if let Some(t) = &lb.psp_thresholds_bytes {
-            for field in ["lb.psp_bands", "lb.psp_th_max_bytes"] {
-                let set = match field {
-                    "lb.psp_bands" => lb.psp_bands.is_some(),
-                    _ => lb.psp_th_max_bytes.is_some(),
-                };
-                if set {
-                    bail_field!(
-                        field,
-                        "give either lb.psp_thresholds_bytes or lb.psp_bands and lb.psp_th_max_bytes, not both"
-                    );
-                }
+            if lb.psp_bands.is_some_and(|n| n as usize != t.len()) {
+                bail_field!(
+                    "lb.psp_bands",
+                    "must equal the number of lb.psp_thresholds_bytes ({}) when both are given",
+                    t.len()
+                );
+            }
+            if lb.psp_th_max_bytes.is_some_and(|th| Some(&th) != t.last()) {
+                bail_field!(
+                    "lb.psp_th_max_bytes",
+                    "must equal the last of lb.psp_thresholds_bytes when both are given"
+                );
             }
             if !(1..=64).contains(&t.len()) {
                 bail_field!(
@@ -920,17 +921,18 @@ impl Scenario {
         }
         check_micros("lb.sglb_flowlet_us", lb.sglb_flowlet_us)?;
         check_table("lb.sglb_flowset_entries", lb.sglb_flowset_entries)?;
-        if let Some(ns) = lb.psp_remote_period_ns {
+        let ns = lb.psp_remote_period_ns;
+        if ns != 0.0 {
             if !lb.psp_remote {
                 bail_field!(
                     "lb.psp_remote_period_ns",
-                    "applies with lb.psp_remote = true only"
+                    "applies with lb.psp_remote = true only (0: unset)"
                 );
             }
             if !ns.is_finite() || !(1.0..=MAX_LATENCY_NS).contains(&ns) {
                 bail_field!(
                     "lb.psp_remote_period_ns",
-                    "must be a time in ns from 1 to 10^9 (got {ns})"
+                    "must be 0 (unset) or a time in ns from 1 to 10^9 (got {ns})"
                 );
             }
         }

@@ -1307,9 +1307,9 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &[
                 "lb.policy=\"psp\"",
                 "lb.psp_thresholds_bytes=[64000, 960000]",
-                "lb.psp_bands=2",
+                "lb.psp_bands=3",
             ],
-            &["lb.psp_bands", "not both"],
+            &["lb.psp_bands", "number of lb.psp_thresholds_bytes"],
         ),
         (
             &[
@@ -1340,7 +1340,7 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &[
                 "lb.policy=\"psp\"",
                 "lb.psp_remote=true",
-                "lb.psp_remote_period_ns=0",
+                "lb.psp_remote_period_ns=-5",
             ],
             &["lb.psp_remote_period_ns"],
         ),
