@@ -20,8 +20,9 @@ START, END = "<!-- reproduce-summary:start -->", "<!-- reproduce-summary:end -->
 def section(paper: str, report: pathlib.Path) -> str:
     text = report.read_text()
     commit = re.search(r"at weft commit ([0-9a-f]+)", text)
+    size = re.search(r"^# weft reproduce, size (\w+)", text, re.M)
     title = re.search(r"^## (.+) \(" + re.escape(paper) + r"\)$", text, re.M)
-    if not (commit and title):
+    if not (commit and title and size):
         sys.exit(f"{report}: not a weft reproduce report (no commit or paper heading)")
     body = text[title.end():]
     counts = next(l for l in body.splitlines() if l.strip())
@@ -33,7 +34,7 @@ def section(paper: str, report: pathlib.Path) -> str:
             break
     rel = report.relative_to(ROOT)
     head = (
-        f"**{title.group(1)}** (`weft reproduce {paper} --size paper`, report in "
+        f"**{title.group(1)}** (`weft reproduce {paper} --size {size.group(1)}`, report in "
         f"[`{rel}`]({rel}), evaluated at commit {commit.group(1)}): {counts}"
     )
     return head + "\n\n" + "\n".join(table) + "\n"
