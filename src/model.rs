@@ -4,7 +4,10 @@
 
 use crate::lb::LbShared;
 use crate::metrics::rho_max::RhoMax;
-use crate::scenario::{BufferBytes, CcKind, EcnMode, FieldError, ReorderPaths, Scenario};
+use crate::scenario::{
+    BufferBytes, BufferMode, CcKind, EcnMode, FieldError, ReorderPaths, Scenario,
+    DEFAULT_SHARED_BUFFER_ALPHA,
+};
 use crate::time::{PS_PER_NS, PS_PER_US};
 use crate::topology::Fabric;
 use crate::transport::cc::CcEnv;
@@ -59,6 +62,30 @@ pub struct QueueDiscipline {
     /// How a switch port shares its wire between the priority queue and the FIFO while both
     /// hold packets; `None`: strict priority.
     pub ctrl_share: Option<CtrlShare>,
+    /// `switch.buffer = "shared"`: every FIFO of a switch draws on one pool under a dynamic
+    /// threshold, and `buffer_bytes` is no cap of its own; `None`: per-port buffers.
+    pub shared: Option<SharedBuffer>,
+}
+
+/// A shared switch buffer's parameters (`switch.buffer = "shared"`; the rule and the
+/// switch's state: `net::qdisc::SharedPool`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SharedBuffer {
+    /// The pool of one switch (`switch.shared_buffer_bytes`); `None`: `buffer_bytes` × the
+    /// switch's ports.
+    pub pool_bytes: Option<u64>,
+    /// α of the dynamic threshold (`switch.shared_buffer_alpha`).
+    pub alpha: f64,
+}
+
+impl QueueDiscipline {
+    /// The shared pool of a switch with `ports` ports, if buffers are shared.
+    pub fn pool_bytes(&self, ports: u16) -> Option<u64> {
+        self.shared.map(|sh| {
+            sh.pool_bytes
+                .unwrap_or_else(|| self.buffer_bytes.saturating_mul(ports as u64))
+        })
+    }
 }
 
 /// Byte-weighted round robin between a switch port's priority queue (headers, ACKs,
@@ -162,6 +189,8 @@ impl Model {
         );
         let rotor =
             crate::transport::rotor::RotorParams::build(s, &fabric, &workload, full_wire_ps)?;
+        let qdisc = queue_discipline(s)?;
+        check_shared_pool(s, &fabric, &qdisc)?;
         Ok(Model {
             rotor,
             rho_max,
@@ -175,7 +204,7 @@ impl Model {
                 s.switch.buffer_bytes.limit(),
             )
             .with_advert_wire_bytes(s.packet.ack_bytes as u64 + s.packet.interframe_bytes as u64),
-            qdisc: queue_discipline(s)?,
+            qdisc,
             loss_per_2_32: (s.switch.loss_fraction * (1u64 << 32) as f64).round() as u64,
             loss_switches: s.switch.loss_switches.clone(),
             sample_ps: ((s.report.timeseries_us * PS_PER_US as f64).round() as u64).max(1),
@@ -330,7 +359,42 @@ fn queue_discipline(s: &Scenario) -> std::result::Result<QueueDiscipline, FieldE
             ctrl_bytes: c.ctrl_bytes,
             data_bytes: c.data_bytes,
         }),
+        shared: (sw.buffer == BufferMode::Shared).then(|| SharedBuffer {
+            pool_bytes: sw.shared_buffer_bytes,
+            alpha: sw
+                .shared_buffer_alpha
+                .unwrap_or(DEFAULT_SHARED_BUFFER_ALPHA),
+        }),
     })
+}
+
+/// With a shared buffer, an empty switch must admit a data packet: α × its pool at least
+/// one data packet (the smallest pool is that of the switch with the fewest ports).
+fn check_shared_pool(
+    s: &Scenario,
+    fabric: &Fabric,
+    qd: &QueueDiscipline,
+) -> std::result::Result<(), FieldError> {
+    let Some(sh) = qd.shared else {
+        return Ok(());
+    };
+    let data = (s.packet.payload_bytes + s.packet.header_bytes) as u64;
+    let Some((n, pool)) = (fabric.num_hosts..fabric.num_nodes())
+        .map(|n| (n, qd.pool_bytes(fabric.num_ports(n)).expect("shared")))
+        .min_by_key(|&(_, b)| b)
+    else {
+        return Ok(());
+    };
+    if sh.alpha * (pool as f64) < data as f64 {
+        return Err(FieldError::new(
+            "switch.shared_buffer_alpha",
+            format!(
+                "α × the pool of switch {n} ({} × {pool} bytes) is below one data packet ({data} bytes): no packet could enter its empty buffer",
+                sh.alpha
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The scenario's transport in simulator units: `constant`'s window must hold a data

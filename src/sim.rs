@@ -45,6 +45,9 @@ pub struct RunOutput {
     pub metrics: Metrics,
     pub stages: Vec<StageStats>,
     pub stage_names: &'static [&'static str],
+    /// Names of the switch tiers 1, 2, ... (`Fabric::switch_tier_names`), as the series'
+    /// switch occupancy histograms are indexed.
+    pub switch_tier_names: Vec<String>,
     pub flows_total: u64,
     pub flows_incomplete: u64,
     pub data_in_flight: u64,
@@ -507,6 +510,7 @@ pub fn simulate_checkpointed(
         metrics: merged,
         stages,
         stage_names: m.fabric.stage_names(),
+        switch_tier_names: m.fabric.switch_tier_names(),
         flows_total: m.workload.total_flows(m.fabric.num_hosts),
         flows_incomplete: incomplete,
         data_in_flight: data_held,

@@ -150,7 +150,8 @@ impl Partition {
         let mut p = p;
         p.node_events = vec![0; p.nodes.len()];
         let stages = m.fabric.stage_names().len();
-        p.metrics.series = Some(crate::metrics::Timeseries::new(m.sample_ps, stages));
+        let tiers = m.fabric.top_tier() as usize;
+        p.metrics.series = Some(crate::metrics::Timeseries::new(m.sample_ps, stages, tiers));
         (p, outbox)
     }
 
@@ -284,14 +285,18 @@ impl Partition {
 }
 
 /// Samples every port of `nodes` at each sampling instant up to `now_ps` not yet sampled
-/// (the state then is the state now: no event of these nodes happened in between).
+/// (the state then is the state now: no event of these nodes happened in between), and
+/// every switch's total (its tier's switch occupancy). Checks each shared buffer's
+/// invariant on the way: the pool's `used_bytes` is the sum of the switch's FIFOs.
 #[cold]
 /// Returns the time of the next sample.
 fn sample_through(m: &Model, nodes: &[Node], mx: &mut Metrics, next: &mut u64, now_ps: u64) -> u64 {
     let series = mx.series.as_mut().expect("partitions record a series");
     let stages = m.fabric.stage_names().len();
-    // Ports with empty queues, and their busy time, per stage: recorded at once.
+    // Ports with empty queues, and their busy time, per stage: recorded at once; so are
+    // empty switches, per tier.
     let mut idle = vec![(0u64, 0u128); stages];
+    let mut idle_switches = vec![0u64; m.fabric.top_tier() as usize + 1];
     while *next * series.interval_ps <= now_ps {
         let i = *next as usize;
         for node in nodes {
@@ -299,8 +304,10 @@ fn sample_through(m: &Model, nodes: &[Node], mx: &mut Metrics, next: &mut u64, n
                 Node::Host(h) => (h.id, std::slice::from_ref(&h.nic.port)),
                 Node::Switch(s) => (s.id, &s.ports[..]),
             };
+            let mut total = 0;
             for (p, port) in ports.iter().enumerate() {
                 let stage = m.fabric.stage(id, p as u16) as usize;
+                total += port.queued_bytes;
                 match port.queued_bytes {
                     0 => {
                         idle[stage].0 += 1;
@@ -309,13 +316,36 @@ fn sample_through(m: &Model, nodes: &[Node], mx: &mut Metrics, next: &mut u64, n
                     q => series.add_port(i, stage, q, port.stats.busy_ps),
                 }
             }
+            let Node::Switch(s) = node else {
+                continue;
+            };
+            if let Some(pool) = s.pool() {
+                check_pool(s.id, pool, s.fifo_bytes());
+            }
+            match total {
+                0 => idle_switches[m.fabric.tier(id) as usize] += 1,
+                q => series.add_switch(m.fabric.tier(id), q),
+            }
         }
         for (stage, (count, busy_ps)) in idle.iter_mut().enumerate() {
             series.add_idle_ports(i, stage, std::mem::take(count), std::mem::take(busy_ps));
         }
+        for (tier, count) in idle_switches.iter_mut().enumerate().skip(1) {
+            series.add_idle_switches(tier as u8, std::mem::take(count));
+        }
         *next += 1;
     }
     *next * series.interval_ps
+}
+
+/// A shared buffer's invariant: `used` = Σ FIFO bytes ≤ the pool.
+fn check_pool(node: NodeId, pool: &crate::net::qdisc::SharedPool, fifo_bytes: u64) {
+    assert!(
+        pool.used_bytes == fifo_bytes && fifo_bytes <= pool.pool_bytes,
+        "switch {node}: shared buffer holds {} bytes by its count, {fifo_bytes} in its FIFOs (pool {})",
+        pool.used_bytes,
+        pool.pool_bytes
+    );
 }
 
 /// Opera RotorLB with rack planning: when the slot timer of `host` (generation `gen`) is the

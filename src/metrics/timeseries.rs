@@ -2,9 +2,11 @@
 //! every `interval` the queue of every port is sampled, recorded in its stage's occupancy
 //! histogram (the PSP paper's time-sampled p99 and average buffer) and summed per stage, the stage's cumulative transmission time is read
 //! (its difference between two samples is the utilization over the interval), and payload
-//! bytes delivered are added to the interval they arrived in. Partitions sample their own
-//! nodes at the same instants (before any event at that instant), so sums merged across
-//! partitions and ranks do not depend on the partitioning.
+//! bytes delivered are added to the interval they arrived in. At the same instants each
+//! switch's total queued bytes (the sum over its ports) is recorded in its tier's switch
+//! occupancy histogram (the PSP paper's switch-level buffer occupancy, in MB). Partitions
+//! sample their own nodes at the same instants (before any event at that instant), so sums
+//! and histograms merged across partitions and ranks do not depend on the partitioning.
 //!
 //! Also the congestion-window traces of chosen hosts' flows (`cwnd.csv`).
 
@@ -28,10 +30,15 @@ pub struct Timeseries {
     /// [stage]: every sampled port queue, in bytes.
     #[serde(with = "histogram_wire::serde_v2_vec")]
     pub occupancy: Vec<Histogram<u64>>,
+    /// [switch tier − 1]: every sampled switch's queued bytes (all its ports), in bytes.
+    #[serde(with = "histogram_wire::serde_v2_vec")]
+    pub switch_occupancy: Vec<Histogram<u64>>,
 }
 
 impl Timeseries {
-    pub fn new(interval_ps: u64, stages: usize) -> Timeseries {
+    /// A series of `stages` stages and `switch_tiers` tiers of switches (tiers 1 to
+    /// `switch_tiers`).
+    pub fn new(interval_ps: u64, stages: usize, switch_tiers: usize) -> Timeseries {
         assert!(interval_ps > 0, "a sampling interval is positive");
         let growing = || {
             let mut h = Histogram::new(3).expect("3 significant digits is valid");
@@ -39,6 +46,7 @@ impl Timeseries {
             h
         };
         Timeseries {
+            switch_occupancy: (0..switch_tiers).map(|_| growing()).collect(),
             interval_ps,
             stages,
             queue_bytes: Vec::new(),
@@ -84,6 +92,24 @@ impl Timeseries {
             .expect("a growing histogram records any value");
     }
 
+    /// Records one sample of a switch of tier `tier` (1 = edge/leaf) holding `queued_bytes`
+    /// in all its ports.
+    pub fn add_switch(&mut self, tier: u8, queued_bytes: u64) {
+        self.switch_occupancy[tier as usize - 1]
+            .record(queued_bytes)
+            .expect("a growing histogram records any value");
+    }
+
+    /// Records `count` samples of switches of tier `tier` holding nothing: the same as
+    /// `count` calls of [`Timeseries::add_switch`] with 0 bytes.
+    pub fn add_idle_switches(&mut self, tier: u8, count: u64) {
+        if count > 0 {
+            self.switch_occupancy[tier as usize - 1]
+                .record_n(0, count)
+                .expect("a growing histogram records any value");
+        }
+    }
+
     /// Records payload delivered at `now_ps`.
     #[inline]
     pub fn delivered(&mut self, now_ps: u64, bytes: u64) {
@@ -108,7 +134,13 @@ impl Timeseries {
         for (a, b) in self.goodput_bytes.iter_mut().zip(&o.goodput_bytes) {
             *a += b;
         }
-        for (a, b) in self.occupancy.iter_mut().zip(&o.occupancy) {
+        assert_eq!(self.switch_occupancy.len(), o.switch_occupancy.len());
+        for (a, b) in self
+            .occupancy
+            .iter_mut()
+            .zip(&o.occupancy)
+            .chain(self.switch_occupancy.iter_mut().zip(&o.switch_occupancy))
+        {
             a.add(b).expect("growing histograms merge");
         }
     }
@@ -174,8 +206,8 @@ mod tests {
 
     #[test]
     fn merged_partial_series_equal_one_series_of_everything() {
-        let mut whole = Timeseries::new(1000, 2);
-        let (mut a, mut b) = (Timeseries::new(1000, 2), Timeseries::new(1000, 2));
+        let mut whole = Timeseries::new(1000, 2, 2);
+        let (mut a, mut b) = (Timeseries::new(1000, 2, 2), Timeseries::new(1000, 2, 2));
         for (i, stage, q, busy) in [
             (0, 0, 10, 0),
             (1, 1, 5, 700),
@@ -185,10 +217,16 @@ mod tests {
             whole.add_port(i, stage, q, busy);
             if stage == 0 { &mut a } else { &mut b }.add_port(i, stage, q, busy);
         }
+        for (tier, q, part) in [(1, 3000, 0), (2, 0, 0), (1, 12_345, 1), (2, 999_999, 1)] {
+            whole.add_switch(tier, q);
+            if part == 0 { &mut a } else { &mut b }.add_switch(tier, q);
+        }
         whole.delivered(1500, 4096);
         b.delivered(1500, 4096);
         a.merge(&b);
         assert_eq!(a, whole);
+        assert_eq!(a.switch_occupancy[0].len(), 2);
+        assert_eq!(a.switch_occupancy[1].max(), whole.switch_occupancy[1].max());
         let csv = a.to_csv(&["x", "y"], &[1, 1]);
         let rows: Vec<&str> = csv.lines().collect();
         assert_eq!(rows.len(), 3, "header + samples 1 and 2");

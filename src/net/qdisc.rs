@@ -6,7 +6,13 @@
 //! - with a priority queue, ACKs, NACKs and trimmed headers join it (capped at
 //!   `ctrl_buffer_bytes`); without one they share the FIFO and its limit;
 //! - ECN: a step threshold judged at enqueue (DCTCP), or a ramp judged at dequeue on the FIFO
-//!   left behind (UEC htsim `decide_ECN`); only whole data packets are marked.
+//!   left behind (UEC htsim `decide_ECN`); only whole data packets are marked;
+//! - with a shared buffer (`switch.buffer = "shared"`), a switch's FIFOs draw on one pool of B
+//!   bytes ([`SharedPool`]) instead of `buffer_bytes` each: Choudhury & Hahne's dynamic
+//!   threshold ("Dynamic Queue Length Thresholds for Shared-Memory Packet Switches") lets a
+//!   packet of `size` join a FIFO of q bytes iff used + size ≤ B and q + size ≤ α (B − used),
+//!   used being the bytes of all the switch's FIFOs before the packet. A packet that fails
+//!   overflows as above (dropped or trimmed). The priority queue is outside the pool.
 //!
 //! The discipline's parameters are defined with the model (they are scenario values in
 //! simulator units, below this layer); its behaviour is here.
@@ -16,6 +22,54 @@ pub use crate::model::{CtrlShare, EcnRule, Overflow, QueueDiscipline};
 use crate::packet::{flags, Packet};
 use rand::Rng;
 use rand_pcg::Pcg32;
+use serde::{Deserialize, Serialize};
+
+/// A switch's shared buffer: its pool, α, and the bytes all its ports' FIFOs hold.
+/// Invariant: `used_bytes` = Σ FIFO bytes ≤ `pool_bytes` (the switch takes the FIFO's
+/// difference around every call that changes one: [`QueueDiscipline::offer`], the end of a
+/// transmission).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SharedPool {
+    pub pool_bytes: u64,
+    pub alpha: f64,
+    pub used_bytes: u64,
+}
+
+impl SharedPool {
+    /// An empty pool of `pool_bytes` under threshold factor `alpha`.
+    pub fn new(pool_bytes: u64, alpha: f64) -> SharedPool {
+        SharedPool {
+            pool_bytes,
+            alpha,
+            used_bytes: 0,
+        }
+    }
+
+    /// The dynamic threshold: whether `size` more bytes may join a FIFO holding `fifo`
+    /// (both this pool's state before the packet).
+    #[inline]
+    pub fn admits(&self, fifo: u64, size: u64) -> bool {
+        let free = self.pool_bytes - self.used_bytes;
+        size <= free && (fifo + size) as f64 <= self.alpha * free as f64
+    }
+
+    /// [`SharedPool::admits`] once `evicted` bytes have left the FIFO (the trimming coin's
+    /// victim).
+    fn admits_after_evicting(&self, fifo: u64, evicted: u64, size: u64) -> bool {
+        let after = SharedPool {
+            used_bytes: self.used_bytes - evicted,
+            ..*self
+        };
+        after.admits(fifo - evicted, size)
+    }
+
+    /// Adds the change of one FIFO, `before` → `after` bytes, to `used_bytes`.
+    #[inline]
+    pub fn changed(&mut self, before: u64, after: u64) {
+        self.used_bytes = self.used_bytes + after - before;
+        debug_assert!(self.used_bytes <= self.pool_bytes, "{self:?}");
+    }
+}
 
 /// What happened to a packet offered to a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,22 +107,63 @@ impl QueueDiscipline {
 
     /// Offers `pkt` to `port`: decides its queue, trims, drops or marks it, enqueues, and
     /// updates the port's counters. `last_hop`: the port leads to a host (recorded on
-    /// trimmed headers). `rng` is the switch's queue stream (coin flips).
+    /// trimmed headers). `rng` is the switch's queue stream (coin flips). `lost`: an injected
+    /// loss ([`QueueDiscipline::lose`]). `pool`: the switch's shared buffer, whose threshold
+    /// is then the FIFO's room and whose `used_bytes` follows the FIFO's change; `None`:
+    /// per-port buffers of `buffer_bytes`.
     #[inline]
-    pub fn admit(
+    #[allow(clippy::too_many_arguments)]
+    pub fn offer(
         &self,
         port: &mut Port,
         pkt: Packet,
         now_ps: u64,
         last_hop: bool,
         rng: &mut Pcg32,
+        lost: bool,
+        pool: Option<&mut SharedPool>,
+    ) -> Admission {
+        let Some(pool) = pool else {
+            return match lost {
+                false => self.admit(port, pkt, now_ps, last_hop, rng, None),
+                true => self.lose(port, pkt, now_ps, last_hop, rng, None),
+            };
+        };
+        let before = port.fifo_bytes();
+        let a = match lost {
+            false => self.admit(port, pkt, now_ps, last_hop, rng, Some(pool)),
+            true => self.lose(port, pkt, now_ps, last_hop, rng, Some(pool)),
+        };
+        pool.changed(before, port.fifo_bytes());
+        a
+    }
+
+    /// Whether `size` more bytes fit a FIFO holding `fifo`: its own buffer, or the shared
+    /// pool's threshold.
+    #[inline]
+    fn fits(&self, fifo: u64, size: u64, pool: Option<&SharedPool>) -> bool {
+        match pool {
+            None => fifo + size <= self.buffer_bytes,
+            Some(pool) => pool.admits(fifo, size),
+        }
+    }
+
+    /// Admission proper (no injected loss), into the room of `fits`.
+    #[inline]
+    fn admit(
+        &self,
+        port: &mut Port,
+        pkt: Packet,
+        now_ps: u64,
+        last_hop: bool,
+        rng: &mut Pcg32,
+        pool: Option<&SharedPool>,
     ) -> Admission {
         if self.priority_control && pkt.is_control() {
             return self.admit_ctrl(port, pkt, now_ps);
         }
-        let size = pkt.size_bytes as u64;
-        if port.fifo_bytes() + size > self.buffer_bytes {
-            return self.overflow(port, pkt, now_ps, last_hop, rng);
+        if !self.fits(port.fifo_bytes(), pkt.size_bytes as u64, pool) {
+            return self.overflow(port, pkt, now_ps, last_hop, rng, pool);
         }
         let marked = self.enqueue(port, pkt, now_ps);
         Admission::Enqueued { marked }
@@ -111,13 +206,14 @@ impl QueueDiscipline {
     /// An injected loss: a data packet is treated as overflowing (dropped or trimmed), a
     /// control packet is dropped.
     #[cold]
-    pub fn lose(
+    fn lose(
         &self,
         port: &mut Port,
         pkt: Packet,
         now_ps: u64,
         last_hop: bool,
         rng: &mut Pcg32,
+        pool: Option<&SharedPool>,
     ) -> Admission {
         if pkt.is_control() {
             return dropped(port);
@@ -138,7 +234,7 @@ impl QueueDiscipline {
             },
             ..*self
         };
-        forced.overflow(port, pkt, now_ps, last_hop, rng)
+        forced.overflow(port, pkt, now_ps, last_hop, rng, pool)
     }
 
     #[cold]
@@ -149,6 +245,7 @@ impl QueueDiscipline {
         now_ps: u64,
         last_hop: bool,
         rng: &mut Pcg32,
+        pool: Option<&SharedPool>,
     ) -> Admission {
         let Overflow::Trim {
             trim_bytes,
@@ -174,8 +271,13 @@ impl QueueDiscipline {
             return Admission::Returned(trim(pkt));
         }
         if evict_queued && rng.gen_bool(0.5) {
+            let (fifo, size) = (port.fifo_bytes(), pkt.size_bytes as u64);
             let tail_fits = port.queue.back().is_some_and(|t| {
-                port.fifo_bytes() - t.size_bytes as u64 + pkt.size_bytes as u64 <= self.buffer_bytes
+                let tail = t.size_bytes as u64;
+                match pool {
+                    None => fifo - tail + size <= self.buffer_bytes,
+                    Some(pool) => pool.admits_after_evicting(fifo, tail, size),
+                }
             });
             if tail_fits {
                 if let Some(victim) = port.evict_fifo_tail(now_ps) {
@@ -241,6 +343,7 @@ mod tests {
             priority_control: matches!(overflow, Overflow::Trim { .. }),
             ctrl_buffer_bytes: u64::MAX,
             ctrl_share: None,
+            shared: None,
         }
     }
 
@@ -256,7 +359,7 @@ mod tests {
         let mut rng = Pcg32::seed_from_u64(1);
         let mut port = Port::default();
         let data = pkt(PacketKind::Data, 100);
-        let mut admit = |port: &mut Port, p, t| q.admit(port, p, t, false, &mut rng);
+        let mut admit = |port: &mut Port, p, t| q.offer(port, p, t, false, &mut rng, false, None);
         assert_eq!(
             admit(&mut port, data, 0),
             Admission::Enqueued { marked: false }
@@ -293,7 +396,7 @@ mod tests {
                 let mut p = pkt(PacketKind::Data, 300);
                 p.seq = seq;
                 if matches!(
-                    q.admit(&mut port, p, i as u64, i % 2 == 0, &mut rng),
+                    q.offer(&mut port, p, i as u64, i % 2 == 0, &mut rng, false, None),
                     Admission::Trimmed { .. }
                 ) {
                     trimmed += 1;
@@ -329,7 +432,17 @@ mod tests {
         let mut rng = Pcg32::seed_from_u64(1);
         let mut port = Port::default();
         let outcomes: Vec<Admission> = (0..20)
-            .map(|t| q.admit(&mut port, pkt(PacketKind::Data, 500), t, false, &mut rng))
+            .map(|t| {
+                q.offer(
+                    &mut port,
+                    pkt(PacketKind::Data, 500),
+                    t,
+                    false,
+                    &mut rng,
+                    false,
+                    None,
+                )
+            })
             .collect();
         (q, port, outcomes, rng)
     }
@@ -370,11 +483,19 @@ mod tests {
         let mut header = pkt(PacketKind::Data, 64);
         header.flags |= flags::TRIMMED;
         assert_eq!(
-            q.admit(&mut port, header, 30, false, &mut rng),
+            q.offer(&mut port, header, 30, false, &mut rng, false, None),
             Admission::Returned(header)
         );
         assert_eq!(
-            q.admit(&mut port, pkt(PacketKind::Nack, 64), 31, false, &mut rng),
+            q.offer(
+                &mut port,
+                pkt(PacketKind::Nack, 64),
+                31,
+                false,
+                &mut rng,
+                false,
+                None
+            ),
             Admission::Dropped
         );
     }
@@ -398,7 +519,7 @@ mod tests {
         for t in 0..40u32 {
             let mut p = pkt(PacketKind::Data, 300);
             p.seq = t;
-            if q.admit(&mut port, p, t as u64, false, &mut rng)
+            if q.offer(&mut port, p, t as u64, false, &mut rng, false, None)
                 == (Admission::Trimmed { marked: true })
             {
                 marked_by_eviction += 1;
@@ -441,5 +562,183 @@ mod tests {
             !q.dequeued(&mut ack, &mut port, &mut rng),
             "ACKs are never marked"
         );
+    }
+
+    // ---- Shared buffer: the dynamic threshold ----
+
+    /// Data packets of `size` bytes offered to port 0 of a lone switch port set until one
+    /// fails; then ten more. Returns the FIFO's bytes and whether any later one got in.
+    fn fill_alone(q: &QueueDiscipline, pool: &mut SharedPool, size: u32) -> (u64, bool) {
+        let mut rng = Pcg32::seed_from_u64(4);
+        let mut port = Port::default();
+        let mut t = 0;
+        let mut offer = |port: &mut Port, pool: &mut SharedPool, t| {
+            let p = pkt(PacketKind::Data, size);
+            q.offer(port, p, t, false, &mut rng, false, Some(pool))
+        };
+        while offer(&mut port, pool, t) != Admission::Dropped {
+            t += 1;
+        }
+        let full = port.fifo_bytes();
+        let later = (0..10).any(|i| offer(&mut port, pool, t + i) != Admission::Dropped);
+        assert_eq!(pool.used_bytes, port.fifo_bytes());
+        (full, later)
+    }
+
+    /// A lone queue fills to α B / (1 + α) within one packet (its threshold α (B − q) meets
+    /// it there), and no further; a huge α leaves only the pool's limit. `buffer_bytes` is
+    /// no cap of its own (1,000 bytes here).
+    #[test]
+    fn a_lone_queue_fills_to_alpha_b_over_one_plus_alpha() {
+        let q = qd(1000, EcnRule::Off, Overflow::Drop);
+        let b = 1_000_000u64;
+        for alpha in [0.25, 0.5, 1.0, 2.0, 8.0] {
+            let mut pool = SharedPool::new(b, alpha);
+            let (full, later) = fill_alone(&q, &mut pool, 1500);
+            let expected = alpha * b as f64 / (1.0 + alpha);
+            assert!(
+                (full as f64 - expected).abs() <= 1500.0,
+                "α = {alpha}: {full} bytes, expected {expected:.0}"
+            );
+            assert!(!later, "α = {alpha}: a full queue admits nothing more");
+        }
+        let mut pool = SharedPool::new(b, 1e9);
+        let (full, _) = fill_alone(&q, &mut pool, 1500);
+        assert!(
+            full <= b && full + 1500 > b,
+            "α = 10^9: the pool's limit, {full}"
+        );
+    }
+
+    /// Two queues taking turns under α = 1 settle at B/3 each (q = B − 2q), three at B/4.
+    #[test]
+    fn competing_queues_share_the_pool_as_the_threshold_says() {
+        let q = qd(1000, EcnRule::Off, Overflow::Drop);
+        let b = 900_000u64;
+        let size = 1000u32;
+        for n in [2usize, 3] {
+            let mut pool = SharedPool::new(b, 1.0);
+            let mut ports: Vec<Port> = (0..n).map(|_| Port::default()).collect();
+            let mut rng = Pcg32::seed_from_u64(5);
+            for t in 0..(b as usize / size as usize) * 2 {
+                let port = &mut ports[t % n];
+                let p = pkt(PacketKind::Data, size);
+                q.offer(port, p, t as u64, false, &mut rng, false, Some(&mut pool));
+            }
+            let share = b as f64 / (n as f64 + 1.0);
+            for port in &ports {
+                assert!(
+                    (port.fifo_bytes() as f64 - share).abs() <= size as f64,
+                    "{n} queues: {} bytes each, expected {share:.0}",
+                    port.fifo_bytes()
+                );
+            }
+            let total: u64 = ports.iter().map(Port::fifo_bytes).sum();
+            assert_eq!(pool.used_bytes, total);
+        }
+    }
+
+    /// Random arrivals (sizes 64 to 4,158 bytes) and departures on four ports: a packet
+    /// enters a FIFO iff the pool has room and the FIFO stays within α × the free space
+    /// before it (dropped otherwise); with trimming, every packet that enters satisfies the
+    /// rule in the state it found (after the coin's eviction). `used` = Σ FIFO bytes ≤ B
+    /// throughout.
+    #[test]
+    fn no_queue_exceeds_alpha_times_the_free_space_at_admission() {
+        let mut rng = Pcg32::seed_from_u64(6);
+        let trim = Overflow::Trim {
+            trim_bytes: 64,
+            evict_queued: true,
+            return_to_sender: false,
+        };
+        for (overflow, alpha) in [
+            (Overflow::Drop, 1.0),
+            (Overflow::Drop, 0.5),
+            (Overflow::Drop, 3.0),
+            (trim, 1.0),
+            (trim, 2.0),
+        ] {
+            let q = qd(1, EcnRule::Off, overflow);
+            let mut pool = SharedPool::new(200_000, alpha);
+            let mut ports: Vec<Port> = (0..4).map(|_| Port::default()).collect();
+            let (mut entered, mut refused) = (0, 0);
+            for t in 0..20_000u64 {
+                let i = rng.gen_range(0..4);
+                if rng.gen_bool(0.45) {
+                    // A departure: the head of port i's FIFO leaves (as at a TxDone).
+                    let port = &mut ports[i];
+                    if !port.queue.is_empty() {
+                        let before = port.fifo_bytes();
+                        port.begin_service(None);
+                        port.pop(t, 1);
+                        pool.changed(before, port.fifo_bytes());
+                    }
+                } else {
+                    let mut p = pkt(PacketKind::Data, rng.gen_range(64..=4158));
+                    p.seq = t as u32;
+                    let size = p.size_bytes as u64;
+                    let (used, fifo) = (pool.used_bytes, ports[i].fifo_bytes());
+                    let free = pool.pool_bytes - used;
+                    let rule = used + size <= pool.pool_bytes
+                        && (fifo + size) as f64 <= alpha * free as f64;
+                    let a = q.offer(&mut ports[i], p, t, false, &mut rng, false, Some(&mut pool));
+                    let port = &ports[i];
+                    let in_fifo = port.queue.back().is_some_and(|b| b.seq == p.seq);
+                    if overflow == Overflow::Drop {
+                        assert_eq!(in_fifo, rule, "α {alpha}, t {t}: {a:?}");
+                        assert_eq!(a == Admission::Dropped, !rule);
+                    } else if in_fifo {
+                        // In the state it found (the victim evicted, if any).
+                        let (u, f) = (pool.used_bytes - size, port.fifo_bytes() - size);
+                        assert!(
+                            u + size <= pool.pool_bytes
+                                && (f + size) as f64 <= alpha * (pool.pool_bytes - u) as f64,
+                            "α {alpha}, t {t}: FIFO {f} + {size} with {u} used"
+                        );
+                    }
+                    if in_fifo {
+                        entered += 1;
+                    } else {
+                        refused += 1;
+                    }
+                    // Headers leave at once (control goes first), so that departures drain
+                    // the FIFOs.
+                    let port = &mut ports[i];
+                    while !port.ctrl.is_empty() {
+                        port.begin_service(None);
+                        port.pop(t, 1);
+                    }
+                }
+                let total: u64 = ports.iter().map(Port::fifo_bytes).sum();
+                assert_eq!(pool.used_bytes, total, "t {t}: used = Σ FIFO bytes");
+                assert!(total <= pool.pool_bytes);
+            }
+            assert!(
+                entered > 1000 && refused > 1000,
+                "{overflow:?}, α {alpha}: {entered} in, {refused} refused"
+            );
+        }
+    }
+
+    /// Per-port buffers are what they were: each FIFO alone up to `buffer_bytes`, whatever
+    /// the others hold (drop-tail, one port's load never refuses another's packets).
+    #[test]
+    fn per_port_buffers_are_independent_drop_tail() {
+        let q = qd(10_000, EcnRule::Off, Overflow::Drop);
+        let mut rng = Pcg32::seed_from_u64(7);
+        let mut ports: Vec<Port> = (0..3).map(|_| Port::default()).collect();
+        for t in 0..5_000u64 {
+            let i = rng.gen_range(0..3);
+            if rng.gen_bool(0.3) && !ports[i].queue.is_empty() {
+                ports[i].begin_service(None);
+                ports[i].pop(t, 1);
+                continue;
+            }
+            let p = pkt(PacketKind::Data, rng.gen_range(64..=4158));
+            let fits = ports[i].fifo_bytes() + p.size_bytes as u64 <= 10_000;
+            let a = q.offer(&mut ports[i], p, t, false, &mut rng, false, None);
+            assert_eq!(a == Admission::Dropped, !fits, "t {t}");
+        }
+        assert!(ports.iter().all(|p| p.fifo_bytes() <= 10_000));
     }
 }

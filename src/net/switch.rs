@@ -4,7 +4,7 @@
 
 use super::event::{Scheduler, TimerKind, TimerSeq, TimerSlot};
 use super::link::{finish_tx, start_tx};
-use super::qdisc::{Admission, QueueDiscipline};
+use super::qdisc::{Admission, QueueDiscipline, SharedPool};
 use super::rotorlb;
 use super::Port;
 use crate::lb::{QueueView, SwitchCtx, SwitchLb};
@@ -38,6 +38,9 @@ pub struct Switch {
     lb_asleep: bool,
     /// Fault injection applies here (`switch.loss_fraction`).
     injects_loss: bool,
+    /// The shared buffer of every port's FIFO (`switch.buffer = "shared"`); `None`: per-port
+    /// buffers.
+    pool: Option<SharedPool>,
 }
 
 /// A switch's ports as its LB policy sees them.
@@ -63,9 +66,12 @@ impl Switch {
         let mut rng = stream(m.seed, id as u64, Purpose::SwitchLb);
         let salt = stream(m.seed, id as u64, Purpose::EcmpSalt).gen();
         let lb = SwitchLb::new(&m.lb, &m.fabric, id, &mut rng);
-        let ports = (0..m.fabric.num_ports(id))
-            .map(|_| Port::default())
-            .collect();
+        let num_ports = m.fabric.num_ports(id);
+        let ports = (0..num_ports).map(|_| Port::default()).collect();
+        let pool = m.qdisc.pool_bytes(num_ports).map(|b| {
+            let alpha = m.qdisc.shared.expect("a shared buffer").alpha;
+            SharedPool::new(b, alpha)
+        });
         Switch {
             id,
             ports,
@@ -79,7 +85,18 @@ impl Switch {
             lb_asleep: false,
             injects_loss: m.loss_per_2_32 > 0
                 && (m.loss_switches.is_empty() || m.loss_switches.contains(&id)),
+            pool,
         }
+    }
+
+    /// The shared buffer's state, if buffers are shared.
+    pub fn pool(&self) -> Option<&SharedPool> {
+        self.pool.as_ref()
+    }
+
+    /// Bytes in this switch's ports' data FIFOs.
+    pub fn fifo_bytes(&self) -> u64 {
+        self.ports.iter().map(Port::fifo_bytes).sum()
     }
 
     /// Sets the switch's first timers (those its LB policy asks for).
@@ -216,11 +233,11 @@ impl Switch {
         let last_hop =
             m.qdisc.is_trimming() && m.fabric.is_host(m.fabric.peer(self.id, p, now_ps).0);
         let rng = &mut self.queue_rng;
-        let admission = if self.injects_loss && (rng.gen::<u32>() as u64) < m.loss_per_2_32 {
-            self.qdisc.lose(port, pkt, now_ps, last_hop, rng)
-        } else {
-            self.qdisc.admit(port, pkt, now_ps, last_hop, rng)
-        };
+        let lost = self.injects_loss && (rng.gen::<u32>() as u64) < m.loss_per_2_32;
+        let pool = self.pool.as_mut();
+        let admission = self
+            .qdisc
+            .offer(port, pkt, now_ps, last_hop, rng, lost, pool);
         let mut returned = None;
         let queued = match admission {
             Admission::Dropped if pkt.is_data() => {
@@ -310,6 +327,8 @@ impl Switch {
         }
     }
 
+    /// The end of a transmission at port `p`; with a shared buffer, the pool follows the
+    /// bytes that left the port's FIFO.
     #[inline]
     pub fn on_tx_done<S: Scheduler>(
         &mut self,
@@ -319,26 +338,36 @@ impl Switch {
         out: &mut S,
         c: &mut Counters,
     ) {
-        if let Some(o) = m.fabric.opera() {
-            if o.is_uplink(self.id, p) {
-                if rotorlb::bounce_if_stale(m, o, self.id, &mut self.ports, p, now_ps, out, c) {
-                    return;
+        let before = self
+            .pool
+            .is_some()
+            .then(|| self.ports[p as usize].fifo_bytes());
+        'tx: {
+            if let Some(o) = m.fabric.opera() {
+                if o.is_uplink(self.id, p) {
+                    let ports = &mut self.ports;
+                    if rotorlb::bounce_if_stale(m, o, self.id, ports, p, now_ps, out, c) {
+                        break 'tx;
+                    }
+                    count_late(o, self.id, p, self.ports[p as usize].on_wire(), now_ps, c);
                 }
-                count_late(o, self.id, p, self.ports[p as usize].on_wire(), now_ps, c);
+            }
+            let (qdisc, rng) = (&self.qdisc, &mut self.queue_rng);
+            let port = &mut self.ports[p as usize];
+            let clipped = finish_tx(m, self.id, p, port, now_ps, out, |pkt, port| {
+                c.ecn_marked += qdisc.dequeued(pkt, port, rng) as u64;
+            });
+            if let Some(pkt) = clipped {
+                c.opera_clipped += 1;
+                if pkt.is_data() {
+                    c.data_dropped += 1;
+                } else {
+                    c.acks_dropped += 1;
+                }
             }
         }
-        let (qdisc, rng) = (&self.qdisc, &mut self.queue_rng);
-        let port = &mut self.ports[p as usize];
-        let clipped = finish_tx(m, self.id, p, port, now_ps, out, |pkt, port| {
-            c.ecn_marked += qdisc.dequeued(pkt, port, rng) as u64;
-        });
-        if let Some(pkt) = clipped {
-            c.opera_clipped += 1;
-            if pkt.is_data() {
-                c.data_dropped += 1;
-            } else {
-                c.acks_dropped += 1;
-            }
+        if let (Some(pool), Some(before)) = (&mut self.pool, before) {
+            pool.changed(before, self.ports[p as usize].fifo_bytes());
         }
     }
 }

@@ -32,7 +32,8 @@ pub struct Summary {
     pub run: Value,
 }
 
-/// Sampled port queues of a stage: mean, p99 and largest sample, in bytes.
+/// Sampled port queues of a stage (or switch totals of a tier): mean, p99 and largest
+/// sample, in bytes.
 fn occupancy_json(h: &Histogram<u64>) -> Value {
     json!({
         "avg_bytes": h.mean(),
@@ -57,6 +58,7 @@ impl Summary {
         let mut marks = Map::new();
         let mut overload = Map::new();
         let mut occupancy = Map::new();
+        let mut switch_occupancy = Map::new();
         if let Some(series) = &o.metrics.series {
             let mut all = crate::metrics::new_histogram();
             for (name, h) in o.stage_names.iter().zip(&series.occupancy) {
@@ -64,6 +66,12 @@ impl Summary {
                 all.add(h).expect("histograms merge");
             }
             occupancy.insert("all".to_string(), occupancy_json(&all));
+            let mut all = crate::metrics::new_histogram();
+            for (name, h) in o.switch_tier_names.iter().zip(&series.switch_occupancy) {
+                switch_occupancy.insert(name.clone(), occupancy_json(h));
+                all.add(h).expect("histograms merge");
+            }
+            switch_occupancy.insert("all".to_string(), occupancy_json(&all));
         }
         for (name, s) in o.stage_names.iter().zip(&o.stages) {
             overload.insert(name.to_string(), json!(s.link_overload()));
@@ -123,6 +131,7 @@ impl Summary {
             "utilization": util,
             "link_overload": overload,
             "buffer_occupancy": occupancy,
+            "switch_occupancy": switch_occupancy,
             "loss_rate": if c.data_sent > 0 { json!(c.data_dropped as f64 / c.data_sent as f64) } else { Value::Null },
             "drops": drops,
             "trims": trims,

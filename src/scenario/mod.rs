@@ -403,6 +403,21 @@ impl<'de> Deserialize<'de> for BufferBytes {
     }
 }
 
+/// `switch.buffer`: how a switch buffers its ports' data FIFOs.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BufferMode {
+    /// Each port's FIFO holds up to `switch.buffer_bytes` (drop-tail).
+    #[default]
+    PerPort,
+    /// One pool per switch (`switch.shared_buffer_bytes`) under a dynamic threshold
+    /// (`switch.shared_buffer_alpha`).
+    Shared,
+}
+
+/// α of the shared buffer's dynamic threshold when `switch.shared_buffer_alpha` is unset.
+pub const DEFAULT_SHARED_BUFFER_ALPHA: f64 = 1.0;
+
 /// How switches ECN-mark data packets (DCTCP's step, or UEC htsim's ramp).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -419,8 +434,25 @@ pub enum EcnMode {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SwitchConfig {
-    /// Per-port buffer for data packets.
+    /// Per-port buffer for data packets. With `buffer = "shared"` it is not a cap of its own
+    /// (the dynamic threshold is each port's limit): it only sizes the pool when
+    /// `shared_buffer_bytes` is unset.
     pub buffer_bytes: BufferBytes,
+    /// How a switch buffers its ports' data FIFOs: `"per_port"` (each FIFO up to
+    /// `buffer_bytes`, drop-tail) or `"shared"` (one pool per switch, every FIFO limited by
+    /// a dynamic threshold: the PSP paper's "virtual output queue buffer with dynamic
+    /// watermark control", §IV-B). The priority control queue and host NICs are outside the
+    /// pool either way.
+    pub buffer: BufferMode,
+    /// `buffer = "shared"`: the pool B of one switch, in bytes. Unset: `buffer_bytes` × the
+    /// switch's ports (the per-port budget pooled: our reading of the PSP paper's per-port
+    /// 1,024 KB with a shared buffer, Table III).
+    pub shared_buffer_bytes: Option<u64>,
+    /// `buffer = "shared"`: α of the dynamic threshold (Choudhury & Hahne, "Dynamic Queue
+    /// Length Thresholds for Shared-Memory Packet Switches"): a packet may join a FIFO of q
+    /// bytes iff used + size ≤ B and q + size ≤ α (B − used), with used the bytes of all
+    /// the switch's FIFOs. Unset: 1.0 (the PSP paper gives no α). Positive and finite.
+    pub shared_buffer_alpha: Option<f64>,
     pub ecn: EcnMode,
     /// `ecn = "step"`: a data packet arriving at a port that already holds at least this many
     /// bytes is marked.
@@ -460,6 +492,9 @@ impl Default for SwitchConfig {
     fn default() -> Self {
         SwitchConfig {
             buffer_bytes: BufferBytes::Unlimited,
+            buffer: BufferMode::PerPort,
+            shared_buffer_bytes: None,
+            shared_buffer_alpha: None,
             ecn: EcnMode::Step,
             ecn_threshold_bytes: 80_000,
             ecn_min_bytes: None,

@@ -1,8 +1,8 @@
 //! Semantic checks of a typed scenario. Each error names the dotted field path.
 
 use super::{
-    BufferBytes, CcKind, EcnMode, LbPolicy, LossDetection, MixSelect, OperaConfig, ReorderPaths,
-    Scenario, TopologyKind, WorkloadKind, MAX_RACK_UPLINKS,
+    BufferBytes, BufferMode, CcKind, EcnMode, LbPolicy, LossDetection, MixSelect, OperaConfig,
+    ReorderPaths, Scenario, TopologyKind, WorkloadKind, MAX_RACK_UPLINKS,
 };
 use thiserror::Error;
 
@@ -1103,7 +1103,17 @@ impl Scenario {
 
     fn validate_queues(&self, data_bytes: u64) -> Result<()> {
         let sw = &self.switch;
-        let buffer = sw.buffer_bytes.limit();
+        self.validate_shared_buffer(data_bytes)?;
+        // The most a port's FIFO can hold, for the ECN thresholds: its buffer, or with a
+        // shared buffer the pool (`buffer_bytes` is no cap then; an unset pool depends on
+        // each switch's ports, so it is not checked here).
+        let (buffer_field, buffer) = match sw.buffer {
+            BufferMode::PerPort => ("switch.buffer_bytes", sw.buffer_bytes.limit()),
+            BufferMode::Shared => (
+                "switch.shared_buffer_bytes",
+                sw.shared_buffer_bytes.unwrap_or(u64::MAX),
+            ),
+        };
         if sw.trim {
             if sw.trim_bytes == 0 || sw.trim_bytes as u64 > data_bytes {
                 bail_field!(
@@ -1112,7 +1122,8 @@ impl Scenario {
                     sw.trim_bytes
                 );
             }
-            if sw.buffer_bytes == BufferBytes::Unlimited {
+            // A shared pool is always finite (validated below).
+            if sw.buffer_bytes == BufferBytes::Unlimited && sw.buffer == BufferMode::PerPort {
                 bail_field!("switch.trim", "trimming needs a finite switch.buffer_bytes");
             }
             if sw.priority_control == Some(false) {
@@ -1177,7 +1188,7 @@ impl Scenario {
         match sw.ecn {
             EcnMode::Step if sw.ecn_threshold_bytes > buffer => bail_field!(
                 "switch.ecn_threshold_bytes",
-                "{} is above switch.buffer_bytes ({buffer}): no packet would be marked",
+                "{} is above {buffer_field} ({buffer}): no packet would be marked",
                 sw.ecn_threshold_bytes
             ),
             EcnMode::Ramp => {
@@ -1191,13 +1202,55 @@ impl Scenario {
                 if hi > buffer {
                     bail_field!(
                         "switch.ecn_max_bytes",
-                        "{hi} is above switch.buffer_bytes ({buffer})"
+                        "{hi} is above {buffer_field} ({buffer})"
                     );
                 }
             }
             EcnMode::Step | EcnMode::Off => {}
         }
         Ok(())
+    }
+
+    /// `switch.buffer = "shared"` and its fields: the pool's fields only with it (never
+    /// silently ignored), a finite pool, a positive finite α.
+    fn validate_shared_buffer(&self, data_bytes: u64) -> Result<()> {
+        let sw = &self.switch;
+        if sw.buffer == BufferMode::PerPort {
+            for (field, set) in [
+                (
+                    "switch.shared_buffer_bytes",
+                    sw.shared_buffer_bytes.is_some(),
+                ),
+                (
+                    "switch.shared_buffer_alpha",
+                    sw.shared_buffer_alpha.is_some(),
+                ),
+            ] {
+                if set {
+                    bail_field!(field, "only used with switch.buffer = \"shared\"");
+                }
+            }
+            return Ok(());
+        }
+        if let Some(a) = sw.shared_buffer_alpha {
+            if !a.is_finite() || a <= 0.0 {
+                bail_field!(
+                    "switch.shared_buffer_alpha",
+                    "must be a positive finite number (got {a})"
+                );
+            }
+        }
+        match (sw.shared_buffer_bytes, sw.buffer_bytes) {
+            (Some(b), _) if b < data_bytes => bail_field!(
+                "switch.shared_buffer_bytes",
+                "{b} is smaller than one data packet ({data_bytes} bytes = payload + header)"
+            ),
+            (None, BufferBytes::Unlimited) => bail_field!(
+                "switch.shared_buffer_bytes",
+                "required with switch.buffer = \"shared\" and an unlimited switch.buffer_bytes (unset, the pool is switch.buffer_bytes × the switch's ports)"
+            ),
+            _ => Ok(()),
+        }
     }
 
     /// The ECN ramp's (min, max) queue bytes, defaulting to 20 % and 80 % of the buffer.

@@ -506,6 +506,25 @@ impl Fabric {
         self.stage_names
     }
 
+    /// Names of the switch tiers 1 to [`Fabric::top_tier`], read off the upward stages
+    /// (`host_edge`, `edge_agg`, `agg_core` name edge, agg, core; a leaf-spine's leaf and
+    /// spine; a rack fabric's tor); `tierN` where a stage name does not say.
+    pub fn switch_tier_names(&self) -> Vec<String> {
+        let mut below = "host".to_string();
+        (1..=self.top_tier as usize)
+            .map(|t| {
+                let name = self
+                    .stage_names
+                    .get(t - 1)
+                    .and_then(|st| st.split_once('_'))
+                    .filter(|(from, to)| *from == below && !to.is_empty() && *to != below)
+                    .map_or_else(|| format!("tier{t}"), |(_, to)| to.to_string());
+                below.clone_from(&name);
+                name
+            })
+            .collect()
+    }
+
     /// Where switch `n` may forward a packet for host `dst` at time `now_ps`: with failed
     /// links, only the ports that still reach `dst` on a shortest path.
     #[inline]
@@ -737,6 +756,27 @@ mod tests {
         }
     }
 
+    /// Switch tiers are named after the upward stages: edge/agg/core, leaf/spine, and the
+    /// levels of a higher PGFT.
+    #[test]
+    fn switch_tiers_are_named_as_the_stages_say() {
+        assert_eq!(
+            fabric(TopologyKind::FatTree, 4).switch_tier_names(),
+            ["edge", "agg", "core"]
+        );
+        assert_eq!(
+            fabric(TopologyKind::LeafSpine, 4).switch_tier_names(),
+            ["leaf", "spine"]
+        );
+        let pg = Fabric::build(&pgft::tests::pgft_scenario(crate::scenario::PgftConfig {
+            h: 4,
+            m: vec![2, 2, 2, 2],
+            w: vec![1, 2, 2, 2],
+            ..crate::scenario::PgftConfig::default()
+        }));
+        assert_eq!(pg.switch_tier_names(), ["l1", "l2", "l3", "l4"]);
+    }
+
     /// A leaf-spine of explicit counts (the PSP paper's 256 GPUs: 32 leaves of 8 hosts, 16
     /// spines): sizes, every leaf on every spine, and every route arrives in 2 or 4 links.
     #[test]
@@ -818,6 +858,7 @@ mod tests {
                 (racks * d, racks, d + u)
             );
             assert_eq!((f.top_tier(), f.stage_names().len()), (1, 3));
+            assert_eq!(f.switch_tier_names(), ["tor"]);
             let dist: Vec<Vec<u32>> = (0..racks)
                 .map(|r| tor_distances(&f, f.num_hosts + r))
                 .collect();

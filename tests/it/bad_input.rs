@@ -395,6 +395,69 @@ fn bad_switch_buffer() {
 }
 
 #[test]
+fn bad_shared_buffer() {
+    let shared = "[switch]\nbuffer = \"shared\"\nbuffer_bytes = 100000\n";
+    for alpha in ["0", "-1.5", "nan", "inf", "-inf"] {
+        run_fails(
+            &format!("alpha {alpha}"),
+            &good_plus(&format!("{shared}shared_buffer_alpha = {alpha}")),
+            &[],
+            &[],
+            &["s.toml", "switch.shared_buffer_alpha", "positive finite"],
+        );
+    }
+    run_fails(
+        "alpha from --set",
+        &good_plus(shared),
+        &[],
+        &["--set", "switch.shared_buffer_alpha=0.0"],
+        &["s.toml", "switch.shared_buffer_alpha", "--set"],
+    );
+    run_fails(
+        "unknown buffer mode",
+        &good_plus("[switch]\nbuffer = \"pooled\""),
+        &[],
+        &[],
+        &["s.toml", "switch.buffer", "pooled", "per_port", "shared"],
+    );
+    for field in ["shared_buffer_bytes = 1000000", "shared_buffer_alpha = 2.0"] {
+        let name = field.split(' ').next().unwrap();
+        run_fails(
+            &format!("{name} with per-port buffers"),
+            &good_plus(&format!("[switch]\nbuffer_bytes = 100000\n{field}")),
+            &[],
+            &[],
+            &["s.toml", &format!("switch.{name}"), "buffer = \"shared\""],
+        );
+    }
+    run_fails(
+        "shared without a finite buffer",
+        &good_plus("[switch]\nbuffer = \"shared\""),
+        &[],
+        &[],
+        &[
+            "s.toml",
+            "switch.shared_buffer_bytes",
+            "switch.buffer_bytes",
+        ],
+    );
+    run_fails(
+        "pool smaller than a packet",
+        &good_plus("[switch]\nbuffer = \"shared\"\nshared_buffer_bytes = 100"),
+        &[],
+        &[],
+        &["s.toml", "switch.shared_buffer_bytes", "100"],
+    );
+    run_fails(
+        "alpha too small for any packet",
+        &good_plus(&format!("{shared}shared_buffer_alpha = 0.001")),
+        &[],
+        &[],
+        &["switch.shared_buffer_alpha", "no packet could enter"],
+    );
+}
+
+#[test]
 fn bad_lb() {
     run_fails(
         "pipe_ports 0",

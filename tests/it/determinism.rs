@@ -54,14 +54,20 @@ fn different_seeds_give_different_results() {
 
 #[test]
 fn cli_outputs_are_identical_across_threads() {
+    let base = "[topology]\nk = 4\n[lb]\npolicy = \"rps\"\n[workload]\nmessage_bytes = 65536\n[report]\ntimeseries_us = 0.5\n";
+    cli_outputs_are_identical_across_threads_for(base);
+    // A shared buffer small enough to drop (switch occupancy and the pool's drops).
+    let shared = format!(
+        "{base}[switch]\nbuffer = \"shared\"\nbuffer_bytes = 9000\nshared_buffer_alpha = 0.5\necn_threshold_bytes = 8000\n"
+    );
+    cli_outputs_are_identical_across_threads_for(&shared);
+}
+
+fn cli_outputs_are_identical_across_threads_for(scenario: &str) {
     let bin = env!("CARGO_BIN_EXE_weft");
     let dir = tempfile::tempdir().unwrap();
     let scen = dir.path().join("s.toml");
-    std::fs::write(
-        &scen,
-        "[topology]\nk = 4\n[lb]\npolicy = \"rps\"\n[workload]\nmessage_bytes = 65536\n[report]\ntimeseries_us = 0.5\n",
-    )
-    .unwrap();
+    std::fs::write(&scen, scenario).unwrap();
     let mut outs = vec![];
     for (threads, parts) in [("1", "1"), ("2", "4")] {
         let out = dir.path().join(format!("out{threads}"));
@@ -115,6 +121,34 @@ fn drops_and_incomplete_flows_are_deterministic_too() {
             "threads {threads}, partitions {parts}"
         );
     }
+}
+
+/// Shared switch buffers (`switch.buffer = "shared"`) small enough to drop: the same results,
+/// `switch_occupancy` included, for any threads and partitions.
+#[test]
+fn shared_buffer_results_do_not_depend_on_threads_or_partitions() {
+    let mut dropped = 0;
+    for policy in VARIANT_POLICIES {
+        for (kind, k) in [(TopologyKind::FatTree, 4), (TopologyKind::LeafSpine, 8)] {
+            let mut s = scenario(kind, k, policy, 200_000);
+            s.switch.buffer = weft::scenario::BufferMode::Shared;
+            s.switch.buffer_bytes = weft::scenario::BufferBytes::Bytes(2 * 4158);
+            s.switch.shared_buffer_alpha = Some(0.5);
+            s.switch.ecn_threshold_bytes = 4158;
+            s.validate().unwrap();
+            let reference = results(&s, 1, 1);
+            assert!(reference["switch_occupancy"]["all"]["samples"].as_u64() > Some(0));
+            dropped += reference["packets"]["dropped"].as_u64().unwrap();
+            for (threads, parts) in [(2, 4), (1, 5), (2, 7)] {
+                assert_eq!(
+                    results(&s, threads, parts),
+                    reference,
+                    "{policy:?} {kind:?}: threads {threads}, partitions {parts}"
+                );
+            }
+        }
+    }
+    assert!(dropped > 0, "the cases must drop");
 }
 
 // ---- Tier overrides, forwarding latency and staggered matrix workloads ----

@@ -39,6 +39,7 @@ mod ring_memory;
 mod rotorlb;
 mod scaling_model;
 mod scenarios;
+mod shared_buffer;
 mod state;
 mod sweep;
 mod transport;

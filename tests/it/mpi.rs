@@ -513,6 +513,21 @@ fn expander_runs_are_identical_for_any_ranks_and_threads() {
     assert_identical_across_ranks(include_str!("../data/expander_small.toml"), &[]);
 }
 
+/// Shared switch buffers small enough to trim (an NSCC all-to-all): results, the switch
+/// occupancy histograms included, equal the single process's.
+#[test]
+fn shared_buffer_runs_are_identical_for_any_ranks_and_threads() {
+    if !mpi_available() {
+        return;
+    }
+    assert_identical_across_ranks(
+        "seed = 2\n[topology]\nk = 6\n[host]\ncc = \"nscc\"\n[switch]\nbuffer = \"shared\"\n\
+         buffer_bytes = 20000\nshared_buffer_alpha = 0.5\ntrim = true\necn = \"ramp\"\n\
+         [workload]\nkind = \"all_to_all\"\nmessage_bytes = 20000\n[report]\ntimeseries_us = 0.2\n",
+        &[],
+    );
+}
+
 fn assert_identical_across_ranks(toml: &str, phases: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let s = dir.path().join("s.toml");

@@ -186,3 +186,44 @@ fn reliable_transport_state_restores_exactly_with_losses_trims_and_timers_pendin
         }
     }
 }
+
+/// A shared switch buffer restores exactly: the pools' counts travel with their switches
+/// (the run asserts them against the FIFOs at every sample) and the switch occupancy
+/// histograms with the series.
+#[test]
+fn shared_buffer_state_restores_exactly() {
+    let mut s = scenario(LbPolicy::Rps);
+    s.switch.buffer = weft::scenario::BufferMode::Shared;
+    s.switch.shared_buffer_alpha = Some(0.5);
+    s.switch.ecn_threshold_bytes = 4158;
+    s.report.timeseries_us = 0.1;
+    s.validate().unwrap();
+    let m = Model::build(&s).unwrap();
+    let plan = Plan::automatic(&m, 3, 1).unwrap();
+    let with_series = |e: &mut Engine<'_>| {
+        let series: Vec<_> = e.parts.iter().map(|p| p.metrics.series.clone()).collect();
+        (
+            fingerprint(&m, e.parts.iter_mut().map(|p| &mut **p)),
+            series,
+        )
+    };
+    let mut whole = Engine::new(build(&m, &plan), &m, &plan, &LocalComm, None);
+    let ending = whole.run(u64::MAX, None);
+    let expected = with_series(&mut whole);
+    let dropped: u64 = whole
+        .parts
+        .iter()
+        .map(|p| p.metrics.counters.data_dropped)
+        .sum();
+    assert!(dropped > 0, "the case must drop packets");
+    for stop_ps in [1_000_000u64, 3_321_000] {
+        let mut first = Engine::new(build(&m, &plan), &m, &plan, &LocalComm, None);
+        assert_eq!(first.run(stop_ps, None), Ending::Stopped);
+        let mut second = Engine::new(encode_and_decode(first, &plan), &m, &plan, &LocalComm, None);
+        assert_eq!(second.run(u64::MAX, None), ending);
+        assert!(
+            with_series(&mut second) == expected,
+            "restored at {stop_ps} ps"
+        );
+    }
+}

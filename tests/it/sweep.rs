@@ -319,6 +319,40 @@ fn collect_computes_means_and_standard_errors_by_hand() {
     assert!((num(&rows[1], "queues.a.max_bytes_se") - 100.0 / 3f64.sqrt()).abs() < 1e-9);
 }
 
+/// A sweep over `switch.buffer` carries the switch-level occupancy into `summary.csv` as it
+/// does the per-port one: one column family per tier and `all`, the shared run's peak
+/// within the pool (k = 4 fat tree: 4 ports × 20,000 bytes; sampled every 20 ns).
+#[test]
+fn switch_occupancy_reaches_the_sweep_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let sweep = write_sweep(
+        dir.path(),
+        "\"switch.buffer_bytes\" = 20000\n\"switch.ecn_threshold_bytes\" = 10000\n\
+         \"report.timeseries_us\" = 0.02\n\
+         [grid]\n\"switch.buffer\" = [\"per_port\", \"shared\"]\n",
+    );
+    let r = weft(&["sweep", s(&sweep), "--out", s(&out)]);
+    assert!(r.status.success(), "{r:?}");
+    let r = weft(&["collect", s(&out)]);
+    assert!(r.status.success(), "{r:?}");
+    let (header, rows) = read_csv(&out.join("summary.csv"));
+    for field in ["avg_bytes", "p99_bytes", "max_bytes", "samples"] {
+        let tiers = ["edge", "agg", "core", "all"].map(|t| format!("switch_occupancy.{t}"));
+        for table in tiers.iter().chain([&"buffer_occupancy.all".to_string()]) {
+            let col = format!("{table}.{field}_mean");
+            assert!(header.contains(&col), "{col} missing: {header:?}");
+        }
+    }
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1][col("switch.buffer")], "shared");
+    let max: f64 = rows[1][col("switch_occupancy.all.max_bytes_mean")]
+        .parse()
+        .unwrap();
+    assert!(max > 0.0 && max <= 80_000.0, "{max}");
+}
+
 /// Inputs of every plot kind: a summary.csv of 3 groups, two .hlog files, two summary.json
 /// files with per-stage queues, a timeseries.csv of which 2 columns are plotted.
 fn plot_inputs(dir: &Path) {

@@ -156,4 +156,4 @@ impl Pgft {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
