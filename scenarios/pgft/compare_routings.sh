@@ -4,8 +4,8 @@
 # port (`--scope all`, where a leaf's up ports carry its 7 sources), printed top/all; the
 # per-route Random's distribution over 100 draws; then the packet-level CCT of the compute →
 # I/O matrix under each routing (and ECMP; the simulator's `random` is the per-destination
-# table). Run from the repository root after `cargo build --release`; README.md "PGFT
-# routing" holds the figures.
+# table). Run from the repository root after `cargo build --release`; docs/guide/src/fabrics.md
+# "PGFT routing" holds the figures.
 set -e
 W=${WEFT:-target/release/weft}
 S=scenarios/pgft/seed_example.toml

@@ -1,19 +1,23 @@
 #!/usr/bin/env python3
-"""Writes README.md's "Reproducing the papers" summary from the committed reports.
+"""Writes the user guide's "Reproducing the papers" summary from the committed reports.
 
 For each scenarios/reproduce/PAPER/report.md (ofan, pgft, opera, ... in that order when
 present), the paper's title, its counts line and its per-figure table are copied between the
-README's `<!-- reproduce-summary:start -->` and `<!-- reproduce-summary:end -->` markers,
-followed by the text of scenarios/reproduce/summary_notes.md if it exists. Run from anywhere:
+`<!-- reproduce-summary:start -->` and `<!-- reproduce-summary:end -->` markers of the guide's
+chapter docs/guide/src/reproducing.md (an mdBook page: links to the reports are relative to
+that page), followed by the text of scenarios/reproduce/summary_notes.md if it exists. (The
+name is historical: the summary used to live in README.md.) Run from anywhere:
 
     python3 scenarios/reproduce/readme_summary.py
 """
+import os
 import pathlib
 import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 ORDER = ["ofan", "psp", "opera", "pgft"]
+TARGET = ROOT / "docs" / "guide" / "src" / "reproducing.md"
 START, END = "<!-- reproduce-summary:start -->", "<!-- reproduce-summary:end -->"
 
 
@@ -33,9 +37,10 @@ def section(paper: str, report: pathlib.Path) -> str:
         elif table:
             break
     rel = report.relative_to(ROOT)
+    link = pathlib.Path(os.path.relpath(report, TARGET.parent)).as_posix()
     head = (
         f"**{title.group(1)}** (`weft reproduce {paper} --size {size.group(1)}`, report in "
-        f"[`{rel}`]({rel}), evaluated at commit {commit.group(1)}): {counts}"
+        f"[`{rel}`]({link}), evaluated at commit {commit.group(1)}): {counts}"
     )
     return head + "\n\n" + "\n".join(table) + "\n"
 
@@ -47,14 +52,13 @@ def main() -> None:
     notes = reports / "summary_notes.md"
     if notes.exists():
         parts.append(notes.read_text())
-    readme = ROOT / "README.md"
-    text = readme.read_text()
+    text = TARGET.read_text()
     if START not in text or END not in text:
-        sys.exit(f"{readme}: the summary markers are missing")
+        sys.exit(f"{TARGET}: the summary markers {START} and {END} are missing")
     before, rest = text.split(START, 1)
     _, after = rest.split(END, 1)
-    readme.write_text(before + START + "\n" + "\n".join(parts) + END + after)
-    print(f"README.md: summary of {', '.join(papers)}")
+    TARGET.write_text(before + START + "\n" + "\n".join(parts) + END + after)
+    print(f"{TARGET.relative_to(ROOT)}: summary of {', '.join(papers)}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Regenerates this folder's model outputs from runs/ (measured 2026-12-01, see README
+# Regenerates this folder's model outputs from runs/ (measured 2026-12-01, see docs/guide/src/performance.md
 # "Scaling"). Needs a release build of weft (WEFT_BIN, default target/release/weft) for
 # `weft partition` and `weft validate` on the target scenarios.
 set -euo pipefail
