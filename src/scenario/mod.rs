@@ -1203,6 +1203,15 @@ impl Default for MoeConfig {
 }
 
 /// `workload.collective`: the operation; `workload.kind` ("ring" or "pairwise") is the
+/// Where a continuous workload's messages go (`workload.destinations`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Destinations {
+    #[default]
+    Random,
+    Shift,
+}
+
 /// algorithm, which runs some of them.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -1265,6 +1274,11 @@ pub struct WorkloadConfig {
     pub load: Option<f64>,
     /// Continuous and poisson: how long hosts keep starting messages, in µs (required).
     pub duration_us: Option<f64>,
+    /// Continuous: where messages go — `random` (a uniformly random host of another pod or
+    /// leaf, per message) or `shift` (round i: every host h to (h + s_i) mod n, one offset
+    /// per round that leaves the group, so every host also receives one message per round;
+    /// fat trees and leaf-spines).
+    pub destinations: Destinations,
     /// Poisson: the flow-size CDF file (`bytes,cdf` lines), relative to the scenario file's
     /// folder (required).
     pub size_cdf: Option<PathBuf>,
@@ -1378,6 +1392,7 @@ impl Default for WorkloadConfig {
             active_racks: None,
             load: None,
             duration_us: None,
+            destinations: Destinations::Random,
             size_cdf: None,
             stagger_us: None,
             bulk: None,

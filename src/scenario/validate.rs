@@ -1,8 +1,8 @@
 //! Semantic checks of a typed scenario. Each error names the dotted field path.
 
 use super::{
-    BufferBytes, BufferMode, CcKind, EcnMode, LbPolicy, LossDetection, MixSelect, OperaConfig,
-    ReorderPaths, Scenario, TopologyKind, WorkloadKind, MAX_RACK_UPLINKS,
+    BufferBytes, BufferMode, CcKind, Destinations, EcnMode, LbPolicy, LossDetection, MixSelect,
+    OperaConfig, ReorderPaths, Scenario, TopologyKind, WorkloadKind, MAX_RACK_UPLINKS,
 };
 use thiserror::Error;
 
@@ -388,6 +388,12 @@ impl Scenario {
                 bail_field!(field("path"), "must list the switches from src's to dst's");
             }
         }
+        if w.kind != WorkloadKind::Continuous && w.destinations != Destinations::Random {
+            bail_field!(
+                "workload.destinations",
+                "only used with kind = \"continuous\""
+            );
+        }
         if !matches!(w.kind, WorkloadKind::Continuous | WorkloadKind::Poisson) {
             if w.load.is_some() {
                 bail_field!(
@@ -506,6 +512,17 @@ impl Scenario {
                         "workload.file"
                     };
                     bail_field!(field, "not used with kind = \"continuous\"");
+                }
+                if w.destinations == Destinations::Shift
+                    && !matches!(
+                        self.topology.kind,
+                        TopologyKind::FatTree | TopologyKind::LeafSpine
+                    )
+                {
+                    bail_field!(
+                        "workload.destinations",
+                        "\"shift\" needs a fat tree or a leaf-spine (contiguous, equal host groups)"
+                    );
                 }
             }
             WorkloadKind::Poisson => {

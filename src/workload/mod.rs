@@ -42,7 +42,7 @@ pub mod structure;
 
 pub use crate::packet::FlowId;
 use crate::rng::{stream, Purpose};
-use crate::scenario::{Scenario, WorkloadKind};
+use crate::scenario::{Destinations, Scenario, WorkloadKind};
 use crate::topology::Fabric;
 use anyhow::Result;
 
@@ -493,7 +493,20 @@ fn continuous(s: &Scenario, fabric: &Fabric) -> continuous::Continuous {
         gap_ps,
         count: (duration_ps / gap_ps).clamp(1, u32::MAX as u64) as u32,
         seed: s.seed,
+        shift_group: match w.destinations {
+            Destinations::Random => None,
+            // Validated: a fat tree or leaf-spine, whose groups are contiguous and equal.
+            Destinations::Shift => Some(fabric.num_hosts / group_count(fabric)),
+        },
     }
+}
+
+/// The number of host groups (pods or leaves) of `fabric`.
+fn group_count(fabric: &Fabric) -> u32 {
+    (0..fabric.num_hosts)
+        .map(|h| fabric.group_of(h, false).expect("hosts have a group"))
+        .max()
+        .map_or(1, |g| g + 1)
 }
 
 fn us_to_ps(us: f64) -> u64 {

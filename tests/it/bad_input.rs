@@ -1387,6 +1387,10 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &["psp_variant"],
         ),
         (
+            &["workload.destinations=\"shift\""],
+            &["workload.destinations", "continuous"],
+        ),
+        (
             &["lb.policy=\"psp\"", "lb.psp_remote_period_ns=20000"],
             &["lb.psp_remote_period_ns", "psp_remote = true"],
         ),
