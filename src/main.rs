@@ -204,7 +204,7 @@ enum Cmd {
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
     },
-    /// Run a scenario over a grid of field values (README "Sweeps and plots"): locally,
+    /// Run a scenario over a grid of field values (user guide: docs/guide/src/sweeps.md): locally,
     /// `--jobs` at a time, resumable, or as a Slurm job array (`--slurm`).
     Sweep(sweep_cli::SweepArgs),
     /// Gather a sweep's points into DIR/runs.csv and DIR/summary.csv (mean, standard error, count over seeds).

@@ -831,7 +831,7 @@ pub struct LbConfig {
     /// of `state_update_period_ns` (a switch that snapshots and advertises does both on one
     /// timer).
     pub psp_remote_period_ns: f64,
-    /// `conga`: DRE decay period T_dre in µs (CONGA's DRE; see README for the
+    /// `conga`: DRE decay period T_dre in µs (CONGA's DRE; see the guide's lb-policies page for the
     /// default, scaled to 800 Gb/s links).
     pub conga_t_dre_us: f64,
     /// `conga`: DRE decay factor α in (0, 1].

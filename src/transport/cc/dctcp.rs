@@ -25,7 +25,7 @@
 //! - cwnd never goes below 1 MTU.
 //! - The initial window is `init_cwnd_pkts` (htsim `TcpSrc`: 10 MSS) or, when
 //!   `init_cwnd_bdp` is set, that many network BDPs in whole packets (the Ofan
-//!   reproduction's 1 BDP: README, "Ofan paper, Fig. 12").
+//!   reproduction's 1 BDP: user guide, docs/guide/src/reproducing.md, "Ofan paper, Fig. 12").
 //!
 //! Differences from csg-htsim (besides the SACK transport above):
 //! - htsim's slow start / congestion avoidance (`TcpSrc::inflate_window`) credits the room
