@@ -67,16 +67,8 @@ impl Quantizer {
     }
 }
 
-/// The variants of the paper's band rule (module doc).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PspVariant {
-    /// Fig. 3: n−1 thresholds compared, weights n..1.
-    #[default]
-    Fig3,
-    /// Table IV: n thresholds compared, weights n−1..0, 0.
-    Table4,
-}
+/// The variants of the paper's band rule (module doc); a scenario value.
+pub use crate::scenario::PspVariant;
 
 /// Band layout and weights, shared by every switch of a run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

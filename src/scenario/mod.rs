@@ -817,7 +817,7 @@ pub struct LbConfig {
     /// `psp`, `band_jsq`: which of the PSP paper's band rules: `fig3` (the pseudocode: bands
     /// 0..n−1 from T_1..T_{n−1}, weights n..1) or `table4` (Table IV's W = {7, ..., 0}: bands
     /// 0..n, weights n−1..0 and 0 above Th_max). Module doc of `lb::psp`.
-    pub psp_variant: crate::lb::psp::PspVariant,
+    pub psp_variant: PspVariant,
     /// `psp`: weight of bands 0..n−1 (`table4`: and 0 above Th_max). Unset: the variant's
     /// linear weights.
     pub psp_weights: Option<Vec<u32>>,
@@ -953,7 +953,7 @@ impl Default for LbConfig {
             psp_bands: None,
             psp_th_max_bytes: None,
             psp_thresholds_bytes: None,
-            psp_variant: crate::lb::psp::PspVariant::Fig3,
+            psp_variant: PspVariant::Fig3,
             psp_weights: None,
             psp_remote: false,
             psp_remote_period_ns: 0.0,
@@ -1203,6 +1203,18 @@ impl Default for MoeConfig {
 }
 
 /// `workload.collective`: the operation; `workload.kind` ("ring" or "pairwise") is the
+/// Which of the PSP paper's band rules `psp` and `band_jsq` use (`lb.psp_variant`; the
+/// behaviour is `lb::psp`'s).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PspVariant {
+    /// Fig. 3: n−1 thresholds compared, weights n..1.
+    #[default]
+    Fig3,
+    /// Table IV: n thresholds compared, weights n−1..0, 0.
+    Table4,
+}
+
 /// Where a continuous workload's messages go (`workload.destinations`).
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
