@@ -214,6 +214,15 @@ enum Cmd {
     /// Check the seed papers' claims (scenarios/reproduce/claims/): run the sweeps they need at
     /// a size, evaluate each claim, write report.md and report.csv.
     Reproduce(reproduce_cli::ReproduceArgs),
+    /// Print the scenario field reference (markdown: every field's path, type, default, unit,
+    /// allowed values and meaning), generated from the scenario structs and their doc
+    /// comments. The user guide's copy is regenerated with
+    /// `weft reference -o docs/guide/src/reference.md`.
+    Reference {
+        /// Write the page to FILE instead of stdout.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
 }
 
 /// The process's place in the job: a lone process, or an MPI rank.
@@ -636,7 +645,20 @@ fn real_main(cli: Cli, comm: &dyn Comm) -> Result<()> {
         Cmd::Collect(a) if root => sweep_cli::collect(a),
         Cmd::Plot(a) if root => sweep_cli::plot(a),
         Cmd::Reproduce(a) if root => reproduce_cli::reproduce(a),
-        Cmd::Sweep(_) | Cmd::Collect(_) | Cmd::Plot(_) | Cmd::Reproduce(_) => Ok(()),
+        Cmd::Reference { output } if root => {
+            let page = weft::scenario::reference::markdown();
+            match &output {
+                Some(f) => std::fs::write(f, page)
+                    .with_context(|| format!("-o {}: cannot write", f.display())),
+                None => std::io::Write::write_all(&mut std::io::stdout(), page.as_bytes())
+                    .context("cannot write to stdout"),
+            }
+        }
+        Cmd::Sweep(_)
+        | Cmd::Collect(_)
+        | Cmd::Plot(_)
+        | Cmd::Reproduce(_)
+        | Cmd::Reference { .. } => Ok(()),
     }
 }
 

@@ -3,23 +3,29 @@
 //! values). Each is used only when `host.cc` names its algorithm.
 
 use super::validate::{FieldError, Result};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// `[host.dctcp]` (Alizadeh et al., SIGCOMM 2010; csg-htsim's `dctcp.cpp`).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct DctcpConfig {
     /// EWMA gain g of α.
+    #[schemars(range(max = 1), extend("exclusiveMinimum" = 0))]
     pub g: f64,
     /// Initial window, in data packets (htsim's `TcpSrc` constructor: 10).
+    #[schemars(range(min = 1))]
     pub init_cwnd_pkts: f64,
-    /// Initial window in bandwidth-delay products of the network (host line rate × the
-    /// base RTT of the fabric's longest path, rounded up to whole packets as UEC htsim's
-    /// `calculate_bdp_pkt`); replaces `init_cwnd_pkts` when set. Unset by default.
+    /// Initial window in bandwidth-delay products of the network (host line rate × the base RTT of
+    /// the fabric's longest path, rounded up to whole packets as UEC htsim's `calculate_bdp_pkt`);
+    /// replaces `init_cwnd_pkts` when set. `scenarios/ofan/cc/dctcp_*.toml` use 1.5 (UEC htsim
+    /// main's initial window).
+    #[schemars(range(max = 1e6), extend("exclusiveMinimum" = 0))]
     pub init_cwnd_bdp: Option<f64>,
     /// Initial slow-start threshold, in data packets. Unset: unlimited (RFC 5681: slow
     /// start ends at the first ECN echo or loss). htsim's TCP uses 100, which at 800 Gb/s
     /// leaves a lone flow at 2/3 of line rate for hundreds of round trips.
+    #[schemars(range(min = 1))]
     pub init_ssthresh_pkts: Option<f64>,
     /// Cut the window every window of ACKs while α > 0 (htsim), instead of only after a
     /// window that saw an ECN echo (the DCTCP paper and RFC 8257, the default: with the
@@ -43,36 +49,52 @@ impl Default for DctcpConfig {
 /// `[host.nscc]` (UEC htsim's `initNsccParams`). Gains are given in htsim's reference
 /// units and scaled by a = network BDP / reference BDP and
 /// b = target / reference RTT, as htsim does.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct NsccConfig {
     /// Target queuing delay in µs. Unset: 0.75 × network RTT with trimming, 1.0 × without.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub target_qdelay_us: Option<f64>,
-    /// Reference BDP the gains are scaled from, in bytes (150 000 = 100 Gb/s × 12 µs).
+    /// Reference BDP the gains are scaled from, in bytes (150 000 = 100 Gb/s × 12 µs): a = network
+    /// BDP / reference BDP.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub reference_bdp_bytes: f64,
-    /// Reference RTT the proportional gain is scaled from, in µs.
+    /// Reference RTT the proportional gain is scaled from, in µs: b = target / reference RTT.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub reference_rtt_us: f64,
     /// Proportional increase gain α = this × MSS·a·b / target.
+    #[schemars(range(min = 0))]
     pub prop_gain: f64,
     /// Fair increase fi = this × MSS·a.
+    #[schemars(range(min = 0))]
     pub fair_increase_mss: f64,
     /// Additive increase η per adjust period = this × MSS·a.
+    #[schemars(range(min = 0))]
     pub eta_mss: f64,
     /// Multiplicative-decrease gain γ.
+    #[schemars(range(max = 1), extend("exclusiveMinimum" = 0))]
     pub gamma: f64,
-    /// Fast-increase scale = this × a.
+    /// Fast increase: the window grows by this × a per byte acknowledged while the delay is below
+    /// `fast_increase_delay_us`.
+    #[schemars(range(min = 0))]
     pub fast_increase_scale: f64,
     /// Fast increase applies while the delay is below this, in µs.
+    #[schemars(range(min = 0))]
     pub fast_increase_delay_us: f64,
     /// EWMA weight of the average queuing delay.
+    #[schemars(range(max = 1), extend("exclusiveMinimum" = 0))]
     pub delay_ewma: f64,
-    /// Apply accumulated increases after this many MTUs of ACKed data.
+    /// Apply accumulated increases after this many MTUs of ACKed data (or a network RTT).
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub adjust_bytes_mtus: f64,
     /// Quick adapt only if the bytes achieved in the last epoch are below maxwnd / 2^gate.
+    #[schemars(range(max = 30))]
     pub qa_gate: u32,
     /// Quick adapt on a delay above this × target.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub qa_threshold_factor: f64,
-    /// Largest window, in BDPs of the flow's base RTT.
+    /// Largest window (maxwnd), in BDPs of the flow's base RTT; also the initial window.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub max_window_bdp: f64,
     /// Start each flow's base RTT at its own path's unloaded RTT (htsim
     /// `-enable_accurate_base_rtt`) instead of the network RTT (htsim's default); samples
@@ -104,32 +126,45 @@ impl Default for NsccConfig {
 
 /// `[host.swift]` (Kumar et al., SIGCOMM 2020; htsim values, the paper's production values are not
 /// public). Also the base of `mswift`.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SwiftConfig {
     /// Additive increase, packets per RTT.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub ai: f64,
     /// Multiplicative-decrease gain β.
+    #[schemars(range(max = 1), extend("exclusiveMinimum" = 0))]
     pub beta: f64,
     /// Largest multiplicative decrease in one step.
+    #[schemars(extend("exclusiveMinimum" = 0, "exclusiveMaximum" = 1))]
     pub max_mdf: f64,
     /// Base target delay (a full RTT, propagation included), in µs.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub base_target_us: f64,
-    /// Target added per hop, in µs. Unset: base_target / 6.55.
+    /// Target added per switch hop, in µs. Unset: base_target / 6.55.
+    #[schemars(range(min = 0))]
     pub hop_scale_us: Option<f64>,
-    /// Flow-based scaling range, in µs. Unset: 5 × base_target.
+    /// Flow-based scaling range (the most target it adds), in µs. Unset: 5 × base_target.
+    #[schemars(range(min = 0))]
     pub fs_range_us: Option<f64>,
     /// Flow-based scaling: window (packets) at which the full range applies.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub fs_min_cwnd_pkts: f64,
-    /// Flow-based scaling: window (packets) at which no extra target applies.
+    /// Flow-based scaling: window (packets) at which no extra target applies; above
+    /// `fs_min_cwnd_pkts`.
     pub fs_max_cwnd_pkts: f64,
-    /// Smallest window, in bytes (below one packet the flow is paced).
+    /// Smallest window, in bytes (below one packet the flow is paced: a gap of srtt·MTU/cwnd
+    /// between packets).
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub min_cwnd_bytes: f64,
     /// Largest window, in packets.
+    #[schemars(range(min = 1))]
     pub max_cwnd_pkts: f64,
-    /// Initial window, in BDPs of the fabric (as NSCC starts at its maximum).
+    /// Initial window, in BDPs of the flow's path (as NSCC starts at its maximum).
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub init_cwnd_bdp: f64,
     /// After this many consecutive timeouts the window drops to min_cwnd.
+    #[schemars(range(min = 1))]
     pub retx_reset_threshold: u32,
 }
 
@@ -155,10 +190,12 @@ impl Default for SwiftConfig {
 /// `[host.mswift]` (Gerstein et al., arXiv 2509.07907): Swift fed the median of the last H
 /// delay samples, H = max(⌊cwnd / MTU / 2⌋, 1), at most `history_max`. Swift's parameters
 /// come from `[host.swift]`.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MswiftConfig {
-    /// Delay samples kept.
+    /// Delay samples kept; Swift (`[host.swift]`) is fed the median of the last max(⌊cwnd/MTU/2⌋,
+    /// 1) of them.
+    #[schemars(range(min = 1, max = 1024))]
     pub history_max: u32,
 }
 
@@ -303,15 +340,19 @@ impl MswiftConfig {
 /// opera-sim's `ndp.cpp`).
 /// The smallest retransmission timeout is `host.rto_min_us`, whose default under NDP is
 /// 1000 µs (opera-sim's `NdpSrc::setMinRTO(1000)`).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct NdpConfig {
-    /// Packets a flow sends at line rate before its first pull (Opera's `-cwnd 20`; the
-    /// paper's Clos and expander runs used 30 and 40).
+    /// Packets a flow sends at line rate before its first pull (Opera's `-cwnd 20`; the NDP paper's
+    /// Clos and expander runs used 30 and 40). A flow then keeps this many packets in flight per
+    /// round trip, so it reaches line rate alone only if this is at least the path's BDP in packets
+    /// (at 800 Gb/s and a 6.5 µs round trip, about 156 packets of 4 KB).
+    #[schemars(range(min = 1))]
     pub initial_window_pkts: u32,
-    /// The receiver paces its pulls at this fraction of its link rate: one pull per
-    /// full data packet's wire time (payload, header and inter-frame gap) / `pull_rate`
-    /// (opera-sim's `-pullrate 1`).
+    /// Each receiver paces its pulls at this fraction of its link rate: one pull per full data
+    /// packet's wire time (payload, header and inter-frame gap) / `pull_rate` (opera-sim's
+    /// `-pullrate 1`).
+    #[schemars(range(max = 1), extend("exclusiveMinimum" = 0))]
     pub pull_rate: f64,
 }
 

@@ -4,14 +4,17 @@
 
 use super::validate::{bail_field, FieldError, Result};
 use super::{LbPolicy, Scenario, TopologyKind};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// `[topology.expander]`.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ExpanderConfig {
-    /// Random graphs drawn from the seed; the connected one with the least (diameter, mean
-    /// ToR-to-ToR hop count) is kept, the first drawn on a tie.
+    /// Random u-regular graphs drawn from the seed; disconnected draws are discarded and the one
+    /// with the least (diameter, mean ToR-to-ToR hop count) is kept, the first drawn on a tie (none
+    /// connected: an error naming `topology.uplinks`).
+    #[schemars(range(min = 1, max = 1000))]
     pub realizations: u32,
 }
 

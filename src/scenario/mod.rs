@@ -8,6 +8,7 @@ mod expander;
 mod load;
 mod overrides;
 mod pgft;
+pub mod reference;
 mod validate;
 
 pub use expander::ExpanderConfig;
@@ -16,24 +17,33 @@ pub use pgft::{pgft_stage_names, pgft_tier_names, HostTypes, NodeTypeRanges, Pgf
 pub use validate::{tier_names, FieldError};
 
 use cc::{DctcpConfig, MswiftConfig, NdpConfig, NsccConfig, SwiftConfig};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Scenario {
     /// Master seed: every random stream (per node, per purpose) is derived from it.
     pub seed: u64,
-    /// Simulated time at which the run stops, in µs, even if flows are left (it stops at the
-    /// first window boundary at or after it). Unset: when every flow has completed or
-    /// nothing is left to happen.
+    /// Simulated time at which the run stops, in µs, even if flows are left (it stops at the first
+    /// window boundary at or after it). Unset: when every flow has completed or nothing is left to
+    /// happen. Set it for lossy runs that may never complete (a reliable flow whose every path
+    /// loses everything retries forever).
+    #[schemars(range(max = 1e12), extend("exclusiveMinimum" = 0))]
     pub end_us: Option<f64>,
+    /// `[topology]`: the fabric.
     pub topology: TopologyConfig,
+    /// `[packet]`: packet sizes.
     pub packet: PacketConfig,
+    /// `[switch]`: switch buffers, ECN marking, trimming and control queues.
     pub switch: SwitchConfig,
+    /// `[lb]`: the load-balancing policy and its parameters.
     pub lb: LbConfig,
+    /// `[host]`: the transport and congestion control of the hosts.
     pub host: HostConfig,
+    /// `[workload]`: the traffic.
     pub workload: WorkloadConfig,
     pub report: ReportConfig,
     pub failures: FailureConfig,
@@ -60,10 +70,13 @@ impl Default for Scenario {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TopologyKind {
+    /// Three-level fat tree of radix k: k^3/4 hosts.
     FatTree,
+    /// Leaf-spine: k leaves of k/2 hosts and k/2 spines (k^2/2 hosts), or the counts of
+    /// `topology.leaves`, `spines`, `hosts_per_leaf`.
     LeafSpine,
     /// A Parallel Generalized Fat-Tree (`[topology.pgft]`).
     Pgft,
@@ -87,38 +100,58 @@ impl TopologyKind {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TopologyConfig {
+    /// The fabric: a three-level fat tree of k^3/4 hosts, a leaf-spine of k^2/2 hosts (or explicit
+    /// counts), a PGFT, Opera or an expander (the guide's Fabrics page).
     pub kind: TopologyKind,
-    /// Switch radix: a three-level fat tree has k^3/4 hosts, a leaf-spine k^2/2.
+    /// Switch radix, even: a three-level fat tree has k^3/4 hosts, a leaf-spine k^2/2.
+    #[schemars(range(min = 4, max = 64))]
     pub k: u32,
     /// Default rate of every link, in Gb/s.
+    #[schemars(range(max = 1e6), extend("exclusiveMinimum" = 0))]
     pub link_rate_gbps: f64,
     /// Default one-way propagation latency of every link, in ns.
+    #[schemars(range(min = 0, max = 1e9))]
     pub link_latency_ns: f64,
-    /// Per-tier overrides: fat tree `host_edge`, `edge_agg`, `agg_core`; leaf-spine
-    /// `host_leaf`, `leaf_spine`.
+    /// Per-tier overrides of `link_rate_gbps` and `link_latency_ns`, by tier name: fat tree
+    /// `host_edge`, `edge_agg`, `agg_core`; leaf-spine `host_leaf`, `leaf_spine`; Opera `host_tor`,
+    /// `tor_tor` (the rotor links); expander `host_tor`, `tor_tor`; PGFT by height: h = 3 as the
+    /// fat tree, h = 2 as the leaf-spine, h = 1 `host_switch`, h ≥ 4 `host_l1`, `l1_l2`, `l2_l3`,
+    /// ... (stages likewise: `host_l1` ... `l2_l1`, `l1_host`).
     pub tiers: BTreeMap<String, TierOverride>,
-    /// Rate overrides of chosen links (both directions), applied in order after `tiers`:
-    /// a random `fraction` of a tier's links, or one link by `node` and `port`.
+    /// Rate overrides of chosen links, applied in order after `tiers`; both directions of a link
+    /// change: a random `fraction` of a tier's links (drawn from the seed), or one link by `node`
+    /// and `port`; e.g. `[{ rate_gbps = 200, tier = "leaf_spine", fraction = 0.5 }]`.
     pub link_rates: Vec<LinkRateOverride>,
-    /// Leaf-spine only: leaves (unset: k), spines, one uplink from every leaf to each
-    /// (unset: k/2), and hosts per leaf (unset: k/2), for fabrics that are not k^2/2 hosts
-    /// (e.g. the PSP paper's 256 GPUs).
+    /// Leaf-spine only: leaves of a leaf-spine of explicit counts (every leaf has one link to every
+    /// spine), e.g. the PSP paper's 256 GPUs as 32 leaves of 8 hosts and 16 spines. Unset: k.
+    #[schemars(range(min = 2, max = 8192))]
     pub leaves: Option<u32>,
+    /// Leaf-spine only: spines (one uplink from every leaf to each). Unset: k/2.
+    #[schemars(range(min = 1, max = 4096))]
     pub spines: Option<u32>,
+    /// Leaf-spine only: hosts per leaf. Unset: k/2.
+    #[schemars(range(min = 1, max = 4096))]
     pub hosts_per_leaf: Option<u32>,
-    /// `kind = "pgft"` only: PGFT(h; m; w; p) and node types.
+    /// `kind = "pgft"` only (required there): PGFT(h; m; w; p) and node types.
     pub pgft: Option<PgftConfig>,
-    /// Rack fabrics (Opera, expander): racks (ToRs), hosts per rack and uplinks per rack
-    /// (Opera: one per rotor switch; expander: ToR-to-ToR links, the graph's degree). Unset:
-    /// the paper's k = 12 fabrics, Opera 108 racks × 6 hosts, 6 uplinks; expander 130 × 5, 7.
+    /// Opera and expander only: racks (ToRs) N. Opera: 2 to 2^20, a multiple of `uplinks`;
+    /// expander: 2 to 4096. Unset: the paper's k = 12 fabrics, Opera 108 (648 hosts), expander 130
+    /// (the cost-equivalent u = 7 expander, 650 hosts, k = d + u = 12).
     pub racks: Option<u32>,
+    /// Opera and expander only: hosts per rack d. Unset: Opera 6, expander 5.
+    #[schemars(range(min = 1, max = 4096))]
     pub hosts_per_rack: Option<u32>,
+    /// Opera and expander only: uplinks per rack u. Opera: one per rotor switch, 2 to 64; expander:
+    /// ToR-to-ToR links per ToR, the graph's degree, 1 to 64, below `racks`, with racks × uplinks
+    /// even. Unset: Opera 6, expander 7.
+    #[schemars(range(min = 1, max = 64))]
     pub uplinks: Option<u32>,
+    /// `kind = "opera"` only.
     pub opera: OperaConfig,
-    /// `[topology.expander]`: expander only.
+    /// `kind = "expander"` only.
     pub expander: ExpanderConfig,
 }
 
@@ -126,49 +159,60 @@ pub struct TopologyConfig {
 pub const MAX_RACK_UPLINKS: u32 = 64;
 
 /// `[topology.opera]`: Opera's schedule and slice timing (defaults: the paper's constants).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct OperaConfig {
-    /// Rotor groups: one rotor per group reconfigures per superslice (1: the paper's k = 12;
-    /// large radix: e.g. 6, so the cycle grows linearly with the radix).
+    /// Rotor groups G (dividing `topology.uplinks`, at least 2 rotors each): one rotor per group
+    /// reconfigures per superslice (1: the paper's k = 12; large radix: the paper's appendix
+    /// suggests about 6, so the cycle grows linearly with the radix).
     pub groups: u32,
-    /// ε: the time in a slice low-latency packets may be sent (worst-case end-to-end delay).
-    /// Unset: 90 µs, or `slice_ns` − δ − r when `slice_ns` is given.
+    /// ε: the part of a slice low-latency packets may be sent in (the worst-case end-to-end delay),
+    /// in ns. Give it or `slice_ns`, not both. Unset: 90 µs, or `slice_ns` − δ − r when `slice_ns`
+    /// is given.
     pub epsilon_ns: Option<f64>,
-    /// The slice (superslice) length ε + δ + r, instead of ε.
+    /// The slice (superslice) length ε + δ + r, in ns, instead of ε (ε = slice − δ − r: an r or δ
+    /// that leaves no ε is an error naming `reconfig_ns` or `delta_ns`).
     pub slice_ns: Option<f64>,
-    /// δ: one hop of propagation plus one full packet's serialization. Unset: the rotor
-    /// link's latency + (payload + header) bytes at the rotor link's rate (1.7 µs in the
-    /// paper's fabric).
+    /// δ: one hop of propagation plus one full packet's serialization, in ns. Unset: the rotor
+    /// link's latency + (payload + header) bytes at the rotor link's rate (1.7 µs in the paper's
+    /// fabric: 500 ns + 1,500 B at 10 Gb/s).
     pub delta_ns: Option<f64>,
-    /// r: a rotor's reconfiguration time (dark).
+    /// r: a rotor's reconfiguration (dark) time, in ns.
     pub reconfig_ns: f64,
-    /// Candidate schedules drawn from the seed; the best by (worst-case, mean) hops is kept.
+    /// Candidate schedules drawn from the seed; the best by (worst-case, mean) low-latency hops is
+    /// kept. Draws with a superslice whose stable rotors leave racks disconnected are discarded
+    /// (none left: an error naming `topology.uplinks`).
     pub realizations: u32,
-    /// Most shortest paths per (superslice, rack pair) `weft validate` lists (NSDI: 5).
+    /// Most shortest paths per (superslice, rack pair) that the path enumeration of `weft validate`
+    /// lists (NSDI's "5paths" file); packets choose among all shortest next hops whatever it says.
     pub max_paths: u32,
-    /// Build the factorization by lifting a ≤ 64-rack one (the authors' generator) instead
-    /// of colouring J_N directly.
+    /// Build the factorization by lifting a ≤ 64-rack one (the authors' MATLAB generator) instead
+    /// of a random edge colouring of J_N (the colouring gives better worst-case hops at k = 12,
+    /// hence the default).
     pub lifting: bool,
-    /// Flows of at least this many payload bytes are bulk: sent by RotorLB over direct
-    /// circuits (`net/rotorlb.rs`) instead of low-latency multi-hop paths (paper: 15 MB).
-    /// A workload's own tag (`workload.bulk`) overrides it.
+    /// Flows between racks of at least this many payload bytes are bulk: sent by RotorLB over
+    /// direct circuits (`net/rotorlb.rs`) instead of low-latency multi-hop paths (paper: 15 MB);
+    /// flows within a rack never are. At least one packet's payload. A workload's own tag
+    /// (`workload.bulk`) overrides it. Bulk flows must start at fixed times (a triggered one is an
+    /// error naming this field).
     pub bulk_cutoff_bytes: u64,
-    /// RotorLB offers capacity left after direct traffic to two-hop (Valiant) paths through
-    /// hosts of the peer rack.
+    /// RotorLB offers what is left of a slot after direct traffic to two-hop (Valiant) relays
+    /// through hosts of the peer rack.
     pub valiant: bool,
-    /// How RotorLB shares a slot's direct capacity: `"rack"` plans a rack's hosts together
-    /// (the authors' central planner, 2-D water-filling over senders and receivers),
-    /// `"host"` each host alone (each receiver's room split evenly among the d senders).
+    /// Who plans RotorLB's slots, i.e. how a slot's direct capacity is shared (the guide's Fabrics
+    /// page, Opera).
     pub rlb_planning: RlbPlanning,
 }
 
 /// `topology.opera.rlb_planning`.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RlbPlanning {
+    /// A rack's hosts are planned together (the authors' central planner: 2-D water-filling
+    /// over senders and receivers).
     #[default]
     Rack,
+    /// Each host alone: each receiver's room is split evenly among the rack's d senders.
     Host,
 }
 
@@ -234,33 +278,43 @@ impl TopologyConfig {
 
 /// `[[topology.link_rates]]`: a rate for some links (asymmetric fabrics, e.g. the PSP
 /// paper's half of the leaf-spine links at half rate).
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkRateOverride {
+    /// The links' new rate, in Gb/s.
     pub rate_gbps: f64,
-    /// The tier whose links are chosen from (with `fraction`).
+    /// The tier whose links are chosen from (with `fraction`; not with `node` and `port`).
     pub tier: Option<String>,
-    /// Share of the tier's links chosen at random (from the seed), rounded to the nearest
-    /// count.
+    /// Share of the tier's links chosen at random (from the seed), in [0, 1], rounded to the
+    /// nearest count.
     pub fraction: Option<f64>,
-    /// One link: the node and port it leaves from.
+    /// One link (with `port`; not with `tier` and `fraction`): the node it leaves from.
     pub node: Option<u32>,
+    /// One link: the port of `node` it leaves from.
     pub port: Option<u16>,
 }
 
 /// `[failures]`: failed switch-to-switch links (both directions carry nothing). Routing
 /// uses only ports that still reach the destination on a shortest path.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct FailureConfig {
-    /// Every link between two switches (edge-aggregation, aggregation-core, leaf-spine)
-    /// fails independently with this probability (drawn from the seed).
+    /// Not with `kind = "pgft"`, Opera or an expander: every link between two switches
+    /// (edge-aggregation, aggregation-core, leaf-spine) fails independently with this probability,
+    /// drawn from the seed; a draw that cuts an edge switch off from another is refused (change the
+    /// seed).
+    #[schemars(range(min = 0), extend("exclusiveMaximum" = 1))]
     pub link_probability: f64,
-    /// Links that fail whatever the draw: `{ node = N, port = P }`, the port a switch-to-
-    /// switch link leaves from (either end).
+    /// Links that fail whatever the draw, `{ node = N, port = P }`: the port a switch-to-switch
+    /// link leaves from (either end); host links never fail.
     pub links: Vec<FailedLink>,
-    /// Paced hosts (`host.cc = "none"`) send at `host.load` × `rho_max` of the failure
-    /// instance (the Ofan paper's set-up); false: at `host.load`.
+    /// With failures, paced hosts (`host.cc = "none"`) send at `host.load` × `rho_max` (the Ofan
+    /// paper's set-up): the largest rate at which every host could send, each flow getting 1/n of
+    /// its host's rate, if traffic were split perfectly over the valid shortest paths (an exact
+    /// max-concurrent-flow LP over edge-switch pairs, at most 10^6 path variables: k = 12 takes 2-3
+    /// s, permutation or all-to-all (140k paths); a k = 16 permutation (50k paths) about a minute;
+    /// a k = 32 permutation is over the limit); `results.rho_max` reports it. False: at
+    /// `host.load`, not solved (`results.rho_max` null).
     pub pace_at_rho_max: bool,
 }
 
@@ -281,10 +335,12 @@ impl FailureConfig {
 }
 
 /// One failed link, by the node and port it leaves from.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FailedLink {
+    /// The switch the failed link leaves from.
     pub node: u32,
+    /// The port of `node` the failed link leaves from.
     pub port: u16,
 }
 
@@ -312,27 +368,37 @@ impl Default for TopologyConfig {
 
 /// `[switch.ctrl_share]`: of every `ctrl_bytes + data_bytes` a switch port sends while
 /// both its priority queue and its data FIFO wait, about `ctrl_bytes` are control.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CtrlShareConfig {
+    /// Control bytes (priority queue) per round (positive).
     pub ctrl_bytes: u32,
+    /// Data bytes (data FIFO) per round (positive).
     pub data_bytes: u32,
 }
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TierOverride {
+    /// Rate of the tier's links, in Gb/s. Unset: `topology.link_rate_gbps`.
     pub rate_gbps: Option<f64>,
+    /// One-way propagation latency of the tier's links, in ns. Unset: `topology.link_latency_ns`.
     pub latency_ns: Option<f64>,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PacketConfig {
+    /// Data payload per packet, in bytes.
+    #[schemars(range(min = 1))]
     pub payload_bytes: u32,
+    /// Header bytes of a data packet (on the wire and in buffers besides the payload).
     pub header_bytes: u32,
+    /// Size of an ACK, in bytes, and of the other control packets (NACKs, pulls, switch adverts).
+    #[schemars(range(min = 1))]
     pub ack_bytes: u32,
-    /// Inter-frame gap plus preamble: occupies the wire, never a buffer.
+    /// Inter-frame gap plus preamble, in bytes: follows each frame on the wire and delays the next
+    /// frame of that port, never the packet itself; never in a buffer.
     pub interframe_bytes: u32,
 }
 
@@ -360,6 +426,23 @@ impl BufferBytes {
             BufferBytes::Unlimited => u64::MAX,
             BufferBytes::Bytes(b) => *b,
         }
+    }
+}
+
+/// Schema of the scenario reference: a non-negative byte count or the string "unlimited" (the
+/// hand-written `Deserialize` below accepts exactly these).
+impl JsonSchema for BufferBytes {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BufferBytes".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "anyOf": [
+                { "type": "integer", "format": "uint64", "minimum": 0 },
+                { "const": "unlimited" }
+            ]
+        })
     }
 }
 
@@ -404,7 +487,7 @@ impl<'de> Deserialize<'de> for BufferBytes {
 }
 
 /// `switch.buffer`: how a switch buffers its ports' data FIFOs.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BufferMode {
     /// Each port's FIFO holds up to `switch.buffer_bytes` (drop-tail).
@@ -419,7 +502,7 @@ pub enum BufferMode {
 pub const DEFAULT_SHARED_BUFFER_ALPHA: f64 = 1.0;
 
 /// How switches ECN-mark data packets (DCTCP's step, or UEC htsim's ramp).
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EcnMode {
     /// No marking.
@@ -431,60 +514,87 @@ pub enum EcnMode {
     Ramp,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SwitchConfig {
-    /// Per-port buffer for data packets. With `buffer = "shared"` it is not a cap of its own
-    /// (the dynamic threshold is each port's limit): it only sizes the pool when
-    /// `shared_buffer_bytes` is unset.
+    /// Per output port buffer for data packets, in bytes (at least one data packet), or
+    /// "unlimited". With `buffer = "shared"` it is no cap of its own (the dynamic threshold is each
+    /// port's limit): it only sizes the pool when `shared_buffer_bytes` is unset.
     pub buffer_bytes: BufferBytes,
-    /// How a switch buffers its ports' data FIFOs: `"per_port"` (each FIFO up to
-    /// `buffer_bytes`, drop-tail) or `"shared"` (one pool per switch, every FIFO limited by
-    /// a dynamic threshold: the PSP paper's "virtual output queue buffer with dynamic
-    /// watermark control", §IV-B). The priority control queue and host NICs are outside the
-    /// pool either way.
+    /// How a switch buffers its ports' data FIFOs. Shared: one pool of B bytes per switch under a
+    /// dynamic threshold (the PSP paper's "virtual output queue buffer with dynamic watermark
+    /// control", §IV-B): a packet may enter a FIFO iff the rule of `shared_buffer_alpha` lets it; a
+    /// lone congested queue fills to α B / (1 + α), n of them to α B / (1 + n α) each. A packet
+    /// that fails overflows as with per-port buffers (dropped, or trimmed with `trim`). The
+    /// priority queue (`ctrl_buffer_bytes`), Opera's RotorLB queue and host NICs are outside the
+    /// pool. Any fabric, Opera included.
     pub buffer: BufferMode,
-    /// `buffer = "shared"`: the pool B of one switch, in bytes. Unset: `buffer_bytes` × the
-    /// switch's ports (the per-port budget pooled: our reading of the PSP paper's per-port
-    /// 1,024 KB with a shared buffer, Table III).
+    /// `buffer = "shared"` only (else an error): the pool B of one switch, in bytes, at least one
+    /// data packet. Unset: `buffer_bytes` × the switch's ports (the per-port budget pooled: our
+    /// reading of the PSP paper's per-port 1,024 KB with a shared buffer, Table III), which needs a
+    /// finite `buffer_bytes` (else an error naming both fields).
     pub shared_buffer_bytes: Option<u64>,
-    /// `buffer = "shared"`: α of the dynamic threshold (Choudhury & Hahne, "Dynamic Queue
-    /// Length Thresholds for Shared-Memory Packet Switches"): a packet may join a FIFO of q
-    /// bytes iff used + size ≤ B and q + size ≤ α (B − used), with used the bytes of all
-    /// the switch's FIFOs. Unset: 1.0 (the PSP paper gives no α). Positive and finite.
+    /// `buffer = "shared"` only (else an error): α of the dynamic threshold (Choudhury & Hahne,
+    /// "Dynamic Queue Length Thresholds for Shared-Memory Packet Switches"): a packet of `size` may
+    /// join a FIFO of q bytes iff used + size ≤ B and q + size ≤ α (B − used), with used the bytes
+    /// of all the switch's FIFOs before it. Positive and finite; α × the smallest pool must hold a
+    /// data packet. Unset: 1.0 (the PSP paper gives no α; with 1 a lone queue may take half the
+    /// pool).
     pub shared_buffer_alpha: Option<f64>,
+    /// How switches ECN-mark whole data packets.
     pub ecn: EcnMode,
-    /// `ecn = "step"`: a data packet arriving at a port that already holds at least this many
-    /// bytes is marked.
+    /// `ecn = "step"`: a data packet arriving at a port that already holds at least this many bytes
+    /// is marked. At most the buffer (with `buffer = "shared"`: `shared_buffer_bytes`, if set).
     pub ecn_threshold_bytes: u64,
-    /// `ecn = "ramp"`: no marks at or below this queue. Unset: 20 % of `buffer_bytes`.
+    /// `ecn = "ramp"`: with q the queue left behind at dequeue, no mark at q ≤ min, always above
+    /// max, else with probability (q − min)/(max − min); this is min. Below `ecn_max_bytes`. Unset:
+    /// 20 % of `buffer_bytes` (required with unlimited buffers).
     pub ecn_min_bytes: Option<u64>,
-    /// `ecn = "ramp"`: every packet marked above this queue. Unset: 80 % of `buffer_bytes`.
+    /// `ecn = "ramp"`: every packet is marked above this queue (see `ecn_min_bytes`). Unset: 80 %
+    /// of `buffer_bytes` (required with unlimited buffers).
     pub ecn_max_bytes: Option<u64>,
-    /// Cut a data packet that does not fit to a header (`trim_bytes`) and forward it in the
-    /// priority queue, instead of dropping it.
+    /// Cut a data packet that does not fit the buffer to a `trim_bytes` header and forward it in
+    /// the priority queue (UEC htsim's composite queue), instead of dropping it. Needs a finite
+    /// buffer (`buffer_bytes`, or a shared pool) and `host.cc` other than "none".
     pub trim: bool,
+    /// Size of a trimmed header, in bytes, from 1 to a data packet (payload + header).
+    #[schemars(range(min = 1))]
     pub trim_bytes: u32,
-    /// On overflow, a coin flip trims the queue's last packet instead of the arriving one
-    /// (UEC htsim); false: always the arriving one.
+    /// On overflow, a fair coin trims the queue's last packet instead of the arriving one (UEC
+    /// htsim); false: always the arriving one.
     pub trim_evict_queued: bool,
-    /// With `trim`: a header that finds the priority queue (`ctrl_buffer_bytes`) full goes
-    /// back to its sender as a NACK (NDP's return-to-sender); false: it is dropped.
+    /// With `trim` and a finite `ctrl_buffer_bytes`: a trimmed header that finds a port's header
+    /// queue full (trimmed there or upstream) goes back to its sender as a NACK made by the switch
+    /// (NDP's return-to-sender: opera-sim's queues bounce on header overflow); the sender
+    /// retransmits it on a later pull (the receiver never saw it, so it pulls nothing for it), or
+    /// at once when nothing else of the flow is in flight and no pull is owed (as opera-sim's
+    /// `NdpSrc::processRTS`; the NACK carries a mark that says a switch made it). False: the header
+    /// is dropped. ACKs, NACKs and pulls that overflow are dropped either way (as htsim's NDP
+    /// queue; the Opera authors' ToR queue returns those too, a difference that is rare on Opera
+    /// here: 203 control packets in the combined run of `scenarios/opera/combined_opera.toml`).
+    /// `results.packets.headers_returned` counts them (their NACKs are in `nacks_sent`).
     pub return_to_sender: bool,
-    /// ACKs, NACKs and trimmed headers use a strict-priority queue. Unset: as `trim`.
+    /// ACKs, NACKs and trimmed headers use a strict-priority queue ahead of data. Unset: as `trim`.
     pub priority_control: Option<bool>,
-    /// Buffer of the priority queue.
+    /// Limit of the priority queue, in bytes or "unlimited" (overflow is dropped).
     pub ctrl_buffer_bytes: BufferBytes,
-    /// Byte-weighted round robin between the priority queue and the data FIFO at switch
-    /// ports; unset: strict priority.
+    /// `{ ctrl_bytes, data_bytes }`: byte-weighted round robin between a switch port's priority
+    /// queue and its data FIFO while both wait. Opera's ToR queue is 640 : 1500 (opera-sim's
+    /// `CompositeQueue`); `scenarios/opera/` sets it for Opera and its baselines. Strict priority
+    /// can starve data for good when NDP retransmissions keep being trimmed at one port (the
+    /// expander shuffle did). Needs `switch.trim` or `switch.priority_control`. Host NICs keep
+    /// their own order. Unset: strict priority.
     pub ctrl_share: Option<CtrlShareConfig>,
-    /// Fixed delay from a packet's arrival to its enqueue at the output port.
+    /// Fixed delay from a packet's arrival at a switch to its enqueue at the output port, in ns.
+    #[schemars(range(min = 0, max = 1e9))]
     pub forwarding_latency_ns: f64,
     /// Fault injection: each packet arriving at a switch of `loss_switches` is lost with this
-    /// probability — a data packet as if its queue overflowed (dropped, or trimmed with
-    /// `trim`), an ACK or NACK dropped.
+    /// probability — a data packet as if its queue overflowed (dropped, or trimmed with `trim`), an
+    /// ACK or NACK dropped.
+    #[schemars(range(min = 0, max = 1))]
     pub loss_fraction: f64,
-    /// Switch node ids where `loss_fraction` applies (empty: every switch).
+    /// Node ids of the switches where `loss_fraction` applies (empty: every switch); hosts are
+    /// nodes 0..hosts−1.
     pub loss_switches: Vec<u32>,
 }
 
@@ -513,41 +623,72 @@ impl Default for SwitchConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LbPolicy {
+    /// Per-flow hashing: a flow draws one entropy value at start; switches hash (flow key,
+    /// entropy, per-switch salt) as htsim's `freeBSDHash`.
     Ecmp,
+    /// Random packet spraying: hosts draw a fresh entropy value per packet; switches hash as
+    /// ECMP.
     Rps,
+    /// Switches pick a uniformly random uplink per packet.
     Rsq,
+    /// One round-robin pointer per switch over its uplinks, random start (ACKs hashed:
+    /// `lb.ack_ecmp`).
     SimpleRr,
+    /// The uplink with the fewest queued bytes, uniform among ties.
     Jsq,
+    /// The Ofan paper's Choice: the less loaded of two distinct random uplinks (DRILL(2, 0)).
     Choice,
+    /// DRILL(d, m) (`lb.drill_d`, `lb.drill_m`): the least loaded of d random uplinks and m
+    /// remembered ones.
     Drill,
+    /// Uniform among the k uplinks with the fewest queued bytes (`lb.topk_k`).
     Topk,
+    /// Digit-reversal bouncing: per-flow pointers walk the lowest-common-layer switches in
+    /// digit-reversed order.
     Drb,
+    /// The Ofan paper's per-destination round-robin pointers with permuted port orders.
     Ofan,
+    /// Ofan with pointer sets shared per pipe of `lb.pipe_ports` ingress ports.
     Pofan,
+    /// REPS: each flow recycles entropy values acknowledged without ECN (`lb.reps_*`).
     Reps,
+    /// Spectrum-X-style adaptive routing: the uplink of the lowest quantized queue level
+    /// (`lb.ar_*`).
     Ar,
+    /// The PSP paper's band-weighted random choice of uplink (`lb.psp_*`).
     Psp,
+    /// Uniform among the uplinks in the lowest PSP band (`lb.psp_*`).
     BandJsq,
+    /// Broadcom DLB: the best quality band from queue and utilization levels (`lb.dlb_*`).
     Dlb,
+    /// Valiant load balancing: through a random top-tier switch per packet or flow
+    /// (`lb.valiant_*`).
     Valiant,
     /// UEC's per-EV penalty bitmap (htsim `UecMpBitmap`).
     Bitmap,
     /// UEC's recycled good EVs, else the bitmap (htsim `UecMpMixed`); not `lb.mixed`.
     #[serde(rename = "mixed")]
     UecMixed,
+    /// Ethereal: each flow split into subflows, one per path through the lowest common
+    /// layer (`lb.ethereal_*`).
     Ethereal,
+    /// CONGA, adapted per packet: leaf-to-leaf congestion feedback (`lb.conga_*`).
     Conga,
+    /// ByteDance SGLB: DLB quality combined with the upper switches' adverts (`lb.sglb_*`).
     Sglb,
-    /// Static PGFT routings (the PGFT routing paper; Zahavi's D-mod-k): a fixed port per
-    /// destination (D-mod-k), per source (S-mod-k), per grouped id, or at random per (switch,
-    /// destination).
+    /// Static PGFT routings (the PGFT routing paper; Zahavi's D-mod-k), this one D-mod-k: a
+    /// fixed port per destination.
     Dmodk,
+    /// S-mod-k: a fixed port per source.
     Smodk,
+    /// D-mod-k over grouped ids (node types, `[topology.pgft]`).
     Gdmodk,
+    /// S-mod-k over grouped ids (node types, `[topology.pgft]`).
     Gsmodk,
+    /// A random port per (switch, destination), drawn from the seed.
     Random,
 }
 
@@ -661,15 +802,17 @@ impl LbPolicy {
 }
 
 /// `lb.ar_mode`, `lb.sglb_mode`: a switch decision per packet or per flowlet.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SwitchGranularity {
+    /// A decision per packet.
     Packet,
+    /// A decision per flowlet: a flow keeps its port until an idle gap.
     Flowlet,
 }
 
 /// `lb.dlb_mode`: Broadcom DLB's three modes (per packet, flowlet, assigned flow).
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DlbMode {
     /// Every packet to a best-quality port.
@@ -681,15 +824,17 @@ pub enum DlbMode {
 }
 
 /// `lb.valiant_granularity`: a random intermediate per packet or per flow.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ValiantGranularity {
+    /// A fresh intermediate per data packet.
     Packet,
+    /// One intermediate per flow (VL2 style).
     Flow,
 }
 
 /// How a choice between equally good options is broken.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Ties {
     /// The lowest index.
@@ -699,7 +844,7 @@ pub enum Ties {
 }
 
 /// Which switches a `[[lb.mixed]]` entry applies to.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MixSelect {
     /// A random `fraction` of the switches that choose among uplinks.
@@ -714,167 +859,242 @@ pub enum MixSelect {
 
 /// `[[lb.mixed]]`: a switch policy for a selection of switches (the Ofan paper's
 /// incremental deployment, e.g. half Ofan, half AR).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MixedDeployment {
+    /// The switch policy of the selected switches (a switch-side one; see `lb.mixed`).
     pub policy: LbPolicy,
+    /// Which switches get it.
     pub select: MixSelect,
-    /// With `random_switches` and `random_pods`: the share selected, drawn from the seed.
+    /// With `random_switches` and `random_pods` (required there): the share selected, in [0, 1],
+    /// drawn from the seed.
     pub fraction: Option<f64>,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LbConfig {
+    /// The load-balancing policy (the guide's Load-balancing policies page; the static routings:
+    /// Fabrics, PGFT routing). `reps`, `bitmap` and `mixed` learn from ACKs, under every `host.cc`.
     pub policy: LbPolicy,
-    /// pOfan: ports per pipe W (1 = one pointer set per ingress port). Ignored by other policies.
+    /// pOfan: ingress ports per pipe W (1 = one pointer set per ingress port), from 1 to
+    /// `topology.k`. Ignored by other policies.
     pub pipe_ports: u32,
-    /// Host entropy values (EVs) per flow for `ecmp`/`rps`/`reps`: EVs are drawn from
-    /// [0, entropy_paths).
+    /// `ecmp`, `rps`, `reps`: host entropy values (EVs) per flow are drawn from [0, entropy_paths)
+    /// (REPS's EV space; UEC htsim uses 64); `bitmap` and `mixed` use `lb.bitmap_paths`.
+    #[schemars(range(min = 1, max = 65536))]
     pub entropy_paths: u32,
-    /// `simple_rr`: reshuffle the uplink order every full rotation (htsim `RR`); the Ofan
-    /// paper's Simple RR keeps one fixed order (default false).
+    /// `simple_rr`: reshuffle the uplink order at every full rotation (htsim `RR`); the Ofan
+    /// paper's Simple RR keeps one fixed order (the default).
     pub rr_reshuffle: bool,
     /// Route ACKs by ECMP hash instead of the policy, as htsim's `RR` does for packets
     /// < 128 B. Unset: true for `simple_rr` (the htsim rule, under which the Ofan paper's
     /// linear queue growth of Simple RR is reproduced), false for every other policy.
     pub ack_ecmp: Option<bool>,
-    /// `reps`: good entropy values each flow caches (B), 1 to 16.
+    /// `reps`: good entropy values each flow caches (B).
+    #[schemars(range(min = 1, max = 16))]
     pub reps_buffer: u32,
-    /// `reps`: how long a flow keeps to its cached values after a timeout that suggests a
-    /// failed path (freezing mode), in µs; 0: never freeze.
+    /// `reps`: how long a flow keeps to its cached values after a timeout that suggests a failed
+    /// path (freezing mode), in µs; 0: never freeze.
+    #[schemars(range(min = 0, max = 1e9))]
     pub reps_freeze_us: f64,
-    /// `reps`: packets sent on random entropy values when a freeze ends. Unset: the flow
-    /// path's bandwidth-delay product in full packets (the REPS artifact).
+    /// `reps`: packets sent on random entropy values when a freeze ends. Unset: the flow path's
+    /// bandwidth-delay product / (payload + header), in full packets (the REPS artifact; UEC htsim:
+    /// 16).
+    #[schemars(range(max = 65535))]
     pub reps_explore_pkts: Option<u32>,
-    /// `reps` without `switch.trim`: a timeout freezes only if the flow's largest RTT over
-    /// the last two RTOs is below this many base RTTs (otherwise congestion explains it).
+    /// `reps` without `switch.trim`: a timeout freezes only if the flow's largest RTT over the
+    /// current two-RTO epoch is below this many base RTTs (otherwise congestion explains it).
+    #[schemars(range(min = 1, max = 1e6))]
     pub reps_freeze_rtt_gate: f64,
-    /// `drill`: ports sampled per decision d (DRILL(2, 1) is the DRILL paper's).
+    /// `drill`: candidate ports sampled per packet d, from 1 to the k/2 uplinks a switch chooses
+    /// among (all of them: JSQ); DRILL(2, 1) is the DRILL paper's.
     pub drill_d: u32,
-    /// `drill`: least-loaded ports remembered for the next decision m.
+    /// `drill`: least-loaded ports remembered for the next packet m, from 0 to the k/2 uplinks.
     pub drill_m: u32,
-    /// `topk`: choose at random among the k least-loaded candidates. Unset: ⌈N/2⌉ of the N
-    /// candidate ports (the PSP paper's k = N/2).
+    /// `topk`: choose at random among the k least-loaded candidate uplinks, from 1 to the k/2
+    /// uplinks. Unset: ⌈N/2⌉ of the N candidate ports (the PSP paper's k = N/2, §IV-D).
     pub topk_k: Option<u32>,
-    /// Queue-aware policies (`jsq`, `choice`, `drill`, `topk`) decide from a snapshot of the
-    /// switch's queues taken every this many ns (stale state); 0 = instantaneous.
+    /// `jsq`, `choice`, `drill`, `topk`, `psp`, `band_jsq`, `dlb` (its queue and sent-bytes
+    /// counters): decide from a snapshot of the switch's queues refreshed at every multiple of this
+    /// period, in ns (stale state, as in the PSP paper, §IV); 0 = the instantaneous queues. At
+    /// least 0.001 (1 ps) when not 0; an error for other policies. `ar` keeps its own quantized
+    /// snapshot, refreshed every `lb.ar_update_period_ns` (sweep that field for AR's staleness);
+    /// `sglb`'s local quality uses AR's levels and its remote state is as old as
+    /// `lb.sglb_advert_ns` plus the link; with `lb.psp_remote`, the spine-to-leaf state travels
+    /// every period in adverts.
+    #[schemars(range(min = 0, max = 1e9))]
     pub state_update_period_ns: f64,
-    /// `ar`: a port's quantized level is recomputed when read more than this many ns after
-    /// its last refresh (htsim: 100 ns).
+    /// `ar`: a port's quantized level is recomputed when read more than this many ns after its last
+    /// refresh (htsim's lazy 100 ns).
+    #[schemars(range(min = 0, max = 1e9))]
     pub ar_update_period_ns: f64,
-    /// `ar`: the queue capacity its levels are fractions of, in bytes. Unset:
+    /// `ar`: the queue capacity its levels are fractions of, in bytes (at least 1). Unset:
     /// `switch.buffer_bytes`, or the Ofan paper's 800 KB with unlimited buffers.
+    #[schemars(range(min = 1))]
     pub ar_capacity_bytes: Option<u64>,
-    /// `ar`: level thresholds, percent of the capacity (three, increasing; htsim 5, 10, 20).
+    /// `ar`: the three level thresholds, increasing, in (0, 100], percent of the capacity (levels 0
+    /// to 3; htsim 5, 10, 20).
     pub ar_thresholds_pct: Vec<f64>,
-    /// `ar`: packets smaller than this follow the ECMP hash (htsim: 100 B).
+    /// `ar`: packets smaller than this (ACKs) follow the ECMP hash (htsim: 100 B).
     pub ar_small_bytes: u32,
-    /// `ar`: decide per packet (default) or per flowlet (htsim's `PER_FLOWLET` sticky rule).
+    /// `ar`: a decision per packet (default) or per flowlet (htsim's `PER_FLOWLET` sticky rule; the
+    /// guide's Load-balancing policies page).
     pub ar_mode: SwitchGranularity,
-    /// `ar` per flowlet: a flow may move only after a gap longer than this, in µs (htsim's
-    /// sticky delta, 10 µs).
+    /// `ar` per flowlet: a flow may move only after a gap longer than this, in µs (htsim's sticky
+    /// delta, 10 µs).
+    #[schemars(range(min = 0, max = 1e6))]
     pub ar_flowlet_us: f64,
-    /// `ar` per flowlet: entries of the per-switch flow table flows are hashed onto.
+    /// `ar` per flowlet: entries of the per-switch table flows are hashed onto (htsim keeps exact
+    /// per-flow state; collisions are rare at this size).
+    #[schemars(range(min = 1, max = 16_777_216))]
     pub ar_flowset_entries: u32,
-    /// `dlb`: per packet (default), per flowlet, or assigned (a flow pinned to the port its
-    /// first packet took).
+    /// `dlb`: per packet (the default: the Ofan paper compares per-packet schemes), per flowlet, or
+    /// assigned (DLB's assigned-flow mode: a flow keeps the port its first packet took for good, no
+    /// inactivity re-pick, no rebalancing; re-picked only when that port stops being a candidate).
     pub dlb_mode: DlbMode,
-    /// `dlb` flowlet mode: the inactivity interval that ends a flowlet, in µs (Juniper: 256).
+    /// `dlb` flowlet mode: a flowset entry idle longer than this starts a new flowlet, in µs
+    /// (Juniper Apstra's default, 256; htsim uses 10).
+    #[schemars(range(min = 0, max = 1e6))]
     pub dlb_flowlet_us: f64,
-    /// `dlb` flowlet and assigned modes: entries of the flowset table (Juniper: 256).
+    /// `dlb` flowlet and assigned modes: entries of the flowset table flows are hashed onto
+    /// (Juniper's default, 256).
+    #[schemars(range(min = 1, max = 16_777_216))]
     pub dlb_flowset_entries: u32,
-    /// `dlb`: a port's quality band is resampled when read this many ns after its last
-    /// sample (htsim's 100 ns update period).
+    /// `dlb`: a port's quality band is resampled when read more than this many ns after its last
+    /// sample (htsim's 100 ns update period of the queue and utilization signals).
+    #[schemars(range(min = 0.001, max = 1e9))]
     pub dlb_sample_ns: f64,
-    /// `dlb`: the time constant of the egress-load estimator, in µs (htsim's 30 µs window).
+    /// `dlb`: the time constant of the egress-load estimator, in µs (a DRE: decays by α = sample /
+    /// window at every multiple of the sampling period, adds the bytes sent since; htsim's 30 µs
+    /// utilization window); from `dlb_sample_ns` to 10^6 µs.
+    #[schemars(range(max = 1e6))]
     pub dlb_load_window_us: f64,
-    /// `dlb`: queue level thresholds, percent of AR's queue capacity (three, increasing).
+    /// `dlb`: queue level thresholds, three, increasing, in (0, 100], percent of AR's queue
+    /// capacity (the `lb.ar_capacity_bytes` rule).
     pub dlb_queue_thresholds_pct: Vec<f64>,
-    /// `dlb`: utilization level thresholds, percent of the line rate (three, increasing);
-    /// the level is the number exceeded.
+    /// `dlb`: utilization level thresholds, three, increasing, in [0, 100], percent of the line
+    /// rate; the level is the number of thresholds exceeded (htsim's 0 %, 15 %, 50 %).
     pub dlb_util_thresholds_pct: Vec<f64>,
-    /// `dlb` flowlet mode: reactive rebalancing moves an active flowlet when the best band
-    /// beats its port's by at least this many bands...
+    /// `dlb` flowlet mode, reactive rebalancing: an active flowlet moves only if the best band
+    /// beats its port's by at least this many bands (2 = one signal level)...
+    #[schemars(range(min = 1, max = 7))]
     pub dlb_rebalance_delta: u32,
-    /// ...and a draw passes this probability (0: no reactive rebalancing).
+    /// ...and a draw passes this probability; 0 = no reactive rebalancing (the Junos default:
+    /// reactive rebalancing must be enabled).
+    #[schemars(range(min = 0, max = 1))]
     pub dlb_rebalance_prob: f64,
-    /// `valiant`: a random intermediate per packet (default) or per flow.
+    /// `valiant`: a fresh random intermediate per data packet (default) or one per flow (VL2
+    /// style).
     pub valiant_granularity: ValiantGranularity,
-    /// `valiant`: the node ids of the top-tier switches hosts draw the intermediate from
-    /// (uniformly); empty: every top-tier switch.
+    /// `valiant`: node ids of the top-tier switches (cores, spines) hosts draw the intermediate
+    /// from, uniformly; empty: every top-tier switch. Each must be a top-tier switch, listed once;
+    /// under `failures.links` every pair of edge switches must keep a valid one (reachable through
+    /// live uplinks, still reaching the destination), among which the draw is uniform.
     pub valiant_intermediates: Vec<u32>,
-    /// `psp`, `band_jsq`: number of queue bands n. Unset: 8 (the PSP paper's), or the length
-    /// of `psp_thresholds_bytes`.
+    /// `psp`, `band_jsq`: number of queue bands n (thresholds T_i = i·Th_max/n). Unset: 8 (the PSP
+    /// paper's), or the length of `psp_thresholds_bytes`.
+    #[schemars(range(min = 1, max = 64))]
     pub psp_bands: Option<u32>,
-    /// `psp`, `band_jsq`: the top threshold Th_max; thresholds are T_i = i·Th_max/n.
-    /// Unset: 960 KB (the PSP paper's).
+    /// `psp`, `band_jsq`: the top threshold Th_max, in bytes, at least n; thresholds are T_i =
+    /// i·Th_max/n. Unset: 960 KB (the PSP paper's).
     pub psp_th_max_bytes: Option<u64>,
-    /// `psp`, `band_jsq`: the thresholds T_1..T_n themselves, strictly increasing (T_n is
-    /// Th_max); `psp_bands` and `psp_th_max_bytes`, if given too, must agree with it. The PSP
-    /// paper's Fig. 7 uses arithmetic sequences from 64 to 960 KB.
+    /// `psp`, `band_jsq`: the thresholds T_1..T_n themselves (1 to 64 values, positive, strictly
+    /// increasing; T_n is Th_max), instead of `psp_bands` and `psp_th_max_bytes` (which, if given
+    /// too, must agree: n and T_n). The PSP paper's Fig. 7 uses arithmetic sequences from 64 to 960
+    /// KB.
     pub psp_thresholds_bytes: Option<Vec<u64>>,
-    /// `psp`, `band_jsq`: which of the PSP paper's band rules: `fig3` (the pseudocode: bands
-    /// 0..n−1 from T_1..T_{n−1}, weights n..1) or `table4` (Table IV's W = {7, ..., 0}: bands
-    /// 0..n, weights n−1..0 and 0 above Th_max). Module doc of `lb::psp`.
+    /// `psp`, `band_jsq`: which of the PSP paper's band rules (module doc of `lb::psp`). `fig3`
+    /// (its Fig. 3 pseudocode and §III-F): a queue's band is the number of T_1..T_{n−1} it exceeds
+    /// (0..n−1), weights n, …, 1, never 0. `table4` (Table IV's W = {7, …, 0}, the key parameter of
+    /// its Figs. 4-6): T_1..T_n compared (bands 0..n), weights n−1, …, 0 and 0 above Th_max.
     pub psp_variant: PspVariant,
-    /// `psp`: weight of bands 0..n−1 (`table4`: and 0 above Th_max). Unset: the variant's
-    /// linear weights.
+    /// `psp`: weight of bands 0..n−1 (n values, at most 10^6 each; `table4` adds 0 above Th_max).
+    /// Unset: the variant's linear weights.
     pub psp_weights: Option<Vec<u32>>,
-    /// `psp`, `band_jsq`, `topk`: a leaf's uplink s toward destination leaf L counts as the
-    /// larger of its own queue and the queue spine s last advertised toward L (the PSP
-    /// paper, §II-B: remote state arrives in periodic reports), in adverts every
-    /// `psp_remote_period_ns`.
+    /// `psp`, `band_jsq`, `topk`: a leaf's uplink s toward destination leaf L is in the band of the
+    /// larger of its own queue and the queue spine s last advertised toward L (the PSP paper,
+    /// §II-B: the spines report their state in periodic adverts; `topk` ranks by that band, then by
+    /// its own queue); spines advertise every `psp_remote_period_ns`. Leaf-spines only; not with
+    /// `lb.mixed`. False: exactly the results without the feature.
     pub psp_remote: bool,
-    /// `psp_remote`: the spines' advert period in ns (the remote state's staleness; the PSP
-    /// paper's default 20 µs). 0: `state_update_period_ns`. With both positive, a multiple
-    /// of `state_update_period_ns` (a switch that snapshots and advertises does both on one
-    /// timer).
+    /// With `psp_remote` (else an error): the spines' advert period in ns, the remote state's
+    /// staleness; 0: `state_update_period_ns`. 0 or from 1 to 10^9; with `state_update_period_ns` >
+    /// 0 a multiple of it (a switch that snapshots and advertises does both on one timer). The PSP
+    /// paper's default combines 20 µs remote with 1 µs local state: `state_update_period_ns =
+    /// 1000`, `psp_remote_period_ns = 20000`.
+    #[schemars(range(min = 0, max = 1e9))]
     pub psp_remote_period_ns: f64,
-    /// `conga`: DRE decay period T_dre in µs (CONGA's DRE; see the guide's lb-policies page for the
-    /// default, scaled to 800 Gb/s links).
+    /// `conga`: DRE decay period T_dre, in µs. The ns-3 reference's 200 µs is for 10–40 Gb/s links
+    /// and millisecond flows; here τ = T_dre/α = 5 µs, about one base RTT of the 800 Gb/s k = 12
+    /// fat tree and half the time of a 1 MB message at line rate. With T_dre = 5 µs (τ = 25 µs) the
+    /// metrics stayed so low in the k = 12 Ofan set-up that the remote metric never changed a
+    /// decision (results identical with T_age ≈ 0).
+    #[schemars(range(max = 1e6), extend("exclusiveMinimum" = 0))]
     pub conga_t_dre_us: f64,
-    /// `conga`: DRE decay factor α in (0, 1].
+    /// `conga`: DRE decay factor α, applied as ⌊(1−α)·2^16⌉/2^16.
+    #[schemars(range(min = 1.52587890625e-5, max = 1))]
     pub conga_alpha: f64,
-    /// `conga`: bits Q of the quantized congestion metric (1 to 6).
+    /// `conga`: bits Q of the quantized congestion metric (the top bits of the overlay's metric
+    /// bytes stay clear, so that no overlay looks like a background flow's pinned path).
+    #[schemars(range(min = 1, max = 6))]
     pub conga_q_bits: u32,
-    /// `conga`: remote metrics older than this (µs) read as 0 (aging every T_age/4).
+    /// `conga`: remote metrics older than this (µs) read as 0 (aging every T_age/4); the
+    /// reference's 10 ms = 50 T_dre, scaled with T_dre.
+    #[schemars(range(max = 1e6), extend("exclusiveMinimum" = 0))]
     pub conga_t_age_us: f64,
-    /// `conga`: flowlet inactivity timeout in µs; 0 = a decision per packet.
+    /// `conga`: flowlet inactivity timeout in µs; 0 = a decision per packet (CONGA adapted per
+    /// packet, as in the Ofan paper).
+    #[schemars(range(min = 0, max = 1e6))]
     pub conga_flowlet_us: f64,
-    /// `sglb`: period of the upper switches' quality adverts (and of every SGLB switch's
-    /// quality sampling), in ns.
+    /// `sglb`: period of the upper switches' quality adverts and of every SGLB switch's quality
+    /// sampling, in ns (the SGLB paper publishes no period: 1–10 µs is a reasonable range).
+    #[schemars(range(min = 1, max = 1e9))]
     pub sglb_advert_ns: f64,
-    /// `sglb`: a decision per packet (default) or per flowlet, as DLB's.
+    /// `sglb`: a decision per packet (default) or per flowlet (SGLB decides "per packet or flowlet
+    /// as in DLB": DLB's flowlet rule on the path quality, without reactive rebalancing).
     pub sglb_mode: SwitchGranularity,
-    /// `sglb` flowlet mode: the inactivity interval that ends a flowlet, in µs (DLB's
-    /// default, Juniper's 256).
+    /// `sglb` flowlet mode: a flowset entry idle longer than this starts a new flowlet, in µs
+    /// (DLB's default, Juniper Apstra's 256).
+    #[schemars(range(min = 0, max = 1e6))]
     pub sglb_flowlet_us: f64,
-    /// `sglb` flowlet mode: entries of the flowset table (DLB's default, Juniper's 256).
+    /// `sglb` flowlet mode: entries of each choosing switch's flowset table (DLB's default, 256).
+    #[schemars(range(min = 1, max = 16_777_216))]
     pub sglb_flowset_entries: u32,
-    /// Mixed deployments: other switch policies on selected switches, applied in order
-    /// (later entries win). Only switch-side policies mix (hosts do nothing special).
+    /// Mixed deployments: other switch policies on selected switches, applied in order (later
+    /// entries win), drawn from the seed; e.g. `[{ policy = "ar", select = "random_switches",
+    /// fraction = 0.5 }]` on an `ofan` base. Switch-side policies only (not `ecmp`, `rps`, `drb`,
+    /// `reps`, `valiant`, `bitmap`, `mixed`, `ethereal`: hosts do nothing special; nor `conga`,
+    /// `sglb` or `lb.psp_remote`, whose switches exchange state).
     pub mixed: Vec<MixedDeployment>,
-    /// `bitmap`, `mixed`: entropy values per flow P (a power of two; EVs are 0..P), each
-    /// with a penalty byte in the flow's state, hence apart from `entropy_paths` (whose
-    /// default, 65536, would cost 64 KB per flow). UEC htsim's `-paths` default: 64.
+    /// `bitmap`, `mixed`: entropy values per flow P, a power of two (EVs 0..P). Not
+    /// `entropy_paths`: each flow keeps a penalty byte per value, and its default 65536 would cost
+    /// 64 KB a flow (an all-to-all starts every flow at once). 64 is UEC htsim's `-paths` default.
+    #[schemars(range(min = 1, max = 65536))]
     pub bitmap_paths: u32,
-    /// `bitmap`, `mixed`: penalty added to an EV by an ECN-marked ACK (htsim: 1).
+    /// `bitmap`, `mixed`: penalty an ECN-echoing ACK adds to its entropy value (htsim: 1).
+    #[schemars(range(max = 255))]
     pub bitmap_ecn_penalty: u32,
-    /// `bitmap`, `mixed`: penalty added by a NACK of a trim before the last hop (htsim: 4).
+    /// `bitmap`, `mixed`: penalty a NACK of a trim before the last hop adds (a last-hop NACK counts
+    /// as an ACK, as in UEC htsim; htsim: 4).
+    #[schemars(range(max = 255))]
     pub bitmap_nack_penalty: u32,
-    /// `bitmap`, `mixed`: penalty added by a retransmission timeout (htsim: 15).
+    /// `bitmap`, `mixed`: penalty a retransmission timeout adds (htsim: 15).
+    #[schemars(range(max = 255))]
     pub bitmap_timeout_penalty: u32,
     /// `bitmap`, `mixed`: penalties are capped at this (htsim `_max_penalty`: 15).
+    #[schemars(range(min = 1, max = 255))]
     pub bitmap_max_penalty: u32,
-    /// `bitmap`, `mixed`: UEC 1.0.3 §3.6.16.4's rule (UNVERIFIED, not in htsim): while more
-    /// than half of the EVs have a penalty, skip none (default false, as htsim).
+    /// `bitmap`, `mixed`: UEC 1.0.3 §3.6.16.4's rule (UNVERIFIED, not in htsim): while more than
+    /// half of the entropy values have a penalty, skip none (the walk's value is sent and its
+    /// penalty still drops by 1). Default false, as htsim.
     pub bitmap_no_skip_above_half: bool,
-    /// `ethereal`: most subflows per flow (s_max). Unset: the number of paths through the
-    /// lowest common layer (one subflow per path, as in the Ofan paper).
+    /// `ethereal`: most subflows per flow s_max (at least 1). Unset: the number of paths through
+    /// the lowest common layer (one subflow per path, as in the Ofan paper, §3.4).
+    #[schemars(range(min = 1))]
     pub ethereal_max_subflows: Option<u32>,
-    /// `ethereal`: ties between equally loaded uplinks go to the lowest index or a random
-    /// one (default random, so that hosts of an edge switch do not all favour uplink 0).
+    /// `ethereal`: a subflow's hop among equally loaded uplinks: the lowest index or a random one
+    /// (default random, so that hosts of an edge switch do not all favour uplink 0).
     pub ethereal_ties: Ties,
 }
 
@@ -979,7 +1199,7 @@ impl Default for LbConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CcKind {
     /// Paced sender, no congestion control (the Ofan paper's LB-isolation mode).
@@ -1014,7 +1234,7 @@ impl CcKind {
 }
 
 /// `host.reorder_paths`: whose paths the default loss threshold (3 + paths) counts.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReorderPaths {
     /// The shortest paths between the fabric's farthest hosts, for every flow.
@@ -1026,7 +1246,7 @@ pub enum ReorderPaths {
 }
 
 /// `host.loss_detection`: how the reliable transport finds packets lost without a NACK.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LossDetection {
     /// A packet sent once is lost when a packet more than the threshold above it was
@@ -1040,38 +1260,60 @@ pub enum LossDetection {
     Dupack,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
+    /// The transport: paced without congestion control (`none`), or the reliable transport with a
+    /// window rule (the guide's Transports and congestion control page). Under `none` the receiver
+    /// ACKs every data packet with a `packet.ack_bytes` ACK echoing its ECN mark, which `reps`,
+    /// `bitmap` and `mixed` learn from while the rate stays `host.load` × line rate; a lost packet
+    /// is never resent, so its flow never completes, and the run warns. `ndp` needs `switch.trim =
+    /// true` and `host.ack_coalesce_bytes = 0`.
     pub cc: CcKind,
-    /// Data pacing rate as a fraction of the host's line rate, in (0, 1].
+    /// Data pacing rate as a fraction of the host's line rate (pacing is computed in parts per
+    /// million).
+    #[schemars(range(min = 1e-6, max = 1))]
     pub load: f64,
-    /// `constant`: the window, in bandwidth-delay products (host line rate × the base RTT of
-    /// the fabric's longest path).
+    /// `constant`: the window, in bandwidth-delay products, BDP = host line rate × the base RTT of
+    /// the fabric's longest path (host 0 to the last host: data store-and-forward out, an ACK
+    /// back); must hold at least one data packet.
+    #[schemars(range(max = 1e6), extend("exclusiveMinimum" = 0))]
     pub window_bdp: f64,
-    /// Smallest retransmission timeout, in µs. Unset: 1000 µs under `ndp` (opera-sim's
-    /// `setMinRTO(1000)`); otherwise 15 µs + 6 × the time to drain a full switch buffer at
-    /// the host's line rate (UEC htsim `main_uec`), or 100 µs with unlimited buffers.
+    /// Smallest retransmission timeout, in µs: RTO = max(this, srtt + 4·rttvar), no back-off.
+    /// Unset: 1000 µs under `ndp` (opera-sim's `NdpSrc::setMinRTO(1000)`); otherwise 15 µs + 6 ×
+    /// the time to drain a full switch buffer at the host's line rate (UEC htsim `main_uec`), or
+    /// 100 µs with unlimited buffers.
+    #[schemars(range(max = 1e9), extend("exclusiveMinimum" = 0))]
     pub rto_min_us: Option<f64>,
-    /// Receivers ACK once this many bytes of data (whole packets, as UEC htsim counts) are
-    /// unacknowledged (0: every packet; UEC htsim: 16384), and at once on ECN, duplicates,
-    /// the flow's first packet, ACK requests and a gap closing after a request.
+    /// Receivers ACK once this many bytes of data (whole packets, headers included, as UEC htsim
+    /// counts) are unacknowledged (0: every packet; UEC htsim: 16384), and at once on ECN,
+    /// duplicates, the flow's first packet, ACK requests (the sender asks on the last packet, when
+    /// the window fills, and on retransmissions) and when the gaps close after a request;
+    /// out-of-order data alone does not trigger an ACK. Must be 0 under `ndp`.
     pub ack_coalesce_bytes: u64,
-    /// The threshold of the loss rule (`loss_detection`), in packets. Unset: 3 + a number of
-    /// shortest paths (`reorder_paths`; htsim's spraying dupACK threshold); off with
-    /// `switch.trim` (NACKs report losses) and for `nscc` (UEC htsim's transport finds
-    /// silent losses by its timer only).
+    /// The threshold of the loss rule (`loss_detection`), in packets, the same for every flow.
+    /// Unset: 3 + a number of shortest paths (htsim's spraying dupACK threshold, as the Ofan paper
+    /// describes it for Fig. 12): between the farthest hosts, or of each flow under `reorder_paths
+    /// = "flow"`. Off with `switch.trim` (NACKs report losses) and for `nscc` (UEC htsim's
+    /// transport, SLEEK off, finds silent losses by its timer only).
+    #[schemars(range(max = 1_073_741_824))]
     pub reorder_threshold_pkts: Option<u32>,
-    /// Whose shortest paths the default threshold counts: the farthest hosts' (one value
-    /// for every flow, the default) or each flow's own (htsim `TcpSrc::set_paths`).
+    /// Whose shortest paths the unset `reorder_threshold_pkts` counts.
     pub reorder_paths: ReorderPaths,
-    /// How silent losses are found: a SACK forward-acknowledgement rule (the default) or
-    /// htsim TCP's count of duplicate cumulative ACKs.
+    /// How the reliable transport finds silent losses (lost without a NACK). Under `dupack` the
+    /// threshold-th ACK in a row that does not advance the cumulative point also starts fast
+    /// recovery, one loss for the CCA; a later partial-ACK loss gives no CCA signal; a timeout
+    /// holds off the next fast retransmit until the point passes what was sent.
     pub loss_detection: LossDetection,
+    /// `host.cc = "dctcp"`: DCTCP's parameters.
     pub dctcp: DctcpConfig,
+    /// `host.cc = "nscc"`: NSCC's parameters.
     pub nscc: NsccConfig,
+    /// `host.cc = "swift"` and `"mswift"`: Swift's parameters.
     pub swift: SwiftConfig,
+    /// `host.cc = "mswift"`: MSwift's parameters.
     pub mswift: MswiftConfig,
+    /// `host.cc = "ndp"`: NDP's parameters.
     pub ndp: NdpConfig,
 }
 
@@ -1095,25 +1337,35 @@ impl Default for HostConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkloadKind {
+    /// Every host sends `message_bytes` to one other host, each host receiving once (a random
+    /// derangement from the seed: no host sends to itself; `inter_pod`, `inter_rack`).
     Permutation,
+    /// Every host sends `message_bytes` to every other host.
     AllToAll,
+    /// The flows of an htsim connection-matrix file (`file`).
     Matrix,
-    /// Back-to-back messages to random hosts of other pods/leaves at `load` for
-    /// `duration_us` (the PSP paper's set-up).
+    /// The PSP paper's load: every host sends back-to-back `message_bytes` messages at `load`
+    /// for `duration_us`, to hosts of other pods or leaves (`destinations`).
     Continuous,
-    /// Poisson flow arrivals at `load` for `duration_us`, sizes from the `size_cdf` file, to
-    /// hosts of other racks (the Opera paper, §5; `workload/poisson.rs`).
+    /// The Opera paper, §5 (`workload/poisson.rs`): every host starts flows as a Poisson
+    /// process of rate λ_host = `load` · line rate (bytes/s) / mean size for `duration_us`,
+    /// each to a uniformly random host of another rack (edge switch or leaf), so arrivals are
+    /// Poisson network-wide over the H · (H − hosts per rack) inter-rack pairs; sizes from
+    /// `size_cdf` (mean Σ bytes_i · (cdf_i − cdf_{i−1}): datamining 7,861,995 B, websearch
+    /// 1,875,928 B).
     Poisson,
-    /// Every host sends `message_bytes` to every host of other racks, at 0 or staggered over
-    /// `stagger_us` (`workload/shuffle.rs`).
+    /// Every host sends `message_bytes` to every host of other racks (H − hosts per rack flows
+    /// each), at time 0 or staggered over `stagger_us` (`workload/shuffle.rs`).
     Shuffle,
-    /// Opera's hot rack: the hosts of one rack send `message_bytes` to those of another
+    /// Opera's hot rack: host i of one random rack sends `message_bytes` to host i of another
     /// (`workload/rack_patterns.rs`).
     HotRack,
-    /// Opera's skew[θ, 1]: a permutation among the hosts of `active_racks` (θ) of the racks.
+    /// Opera's skew[θ, 1]: a random share θ = `active_racks` of the racks, at least two, is
+    /// active; a random permutation among their hosts with no rack-local pair, each sending
+    /// `message_bytes`.
     Skew,
     /// A ring collective (`collective`) over `hosts`: every step waits for the previous
     /// step's chunk from the previous rank.
@@ -1131,7 +1383,7 @@ pub enum WorkloadKind {
 
 /// `workload.placement`: how servers of `gpus_per_server` GPUs are placed on the fabric's
 /// host ports.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GpuPlacement {
     /// Server s on host ports s·g … s·g + g − 1.
@@ -1142,7 +1394,7 @@ pub enum GpuPlacement {
 }
 
 /// `workload.mode` of an FSDP2 workload.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Fsdp2Mode {
     /// One ring step of every ring at once (the Ofan paper's evaluation).
@@ -1154,7 +1406,7 @@ pub enum Fsdp2Mode {
 }
 
 /// `workload.moe.dispatch`: how tokens cross servers.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MoeDispatch {
     /// Every token goes once to each destination GPU on another server.
@@ -1167,23 +1419,29 @@ pub enum MoeDispatch {
 
 /// `[workload.moe]`: the synthetic routing generator (`workload::moe_trace`), used when
 /// `workload.file` names no trace.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MoeConfig {
     /// Routed experts per layer, spread evenly over the `ep_size` GPUs of a group.
     pub experts: u32,
-    /// Experts each token is routed to.
+    /// Experts each token is routed to, from 1 to `experts`.
+    #[schemars(range(min = 1))]
     pub top_k: u32,
-    /// Tokens each GPU routes (required without a trace file).
+    /// Tokens each GPU routes (required without a trace file, refused with one).
+    #[schemars(range(min = 1))]
     pub tokens_per_gpu: Option<u32>,
-    /// Busiest GPU's received token copies over the mean, the skew is calibrated to.
+    /// Busiest GPU's received token copies over the mean, the generator's skew is calibrated to
+    /// (the Ofan set-up: 1.48).
+    #[schemars(range(min = 1, max = 100))]
     pub imbalance: f64,
     /// EPLB-style replication of hot experts and balanced packing.
     pub eplb: bool,
-    /// Extra expert slots for EPLB (unset: the generator's default).
+    /// `eplb` only: extra expert slots. Unset: the generator's default.
     pub redundant_experts: Option<u32>,
+    /// How tokens cross servers.
     pub dispatch: MoeDispatch,
     /// Bytes on the wire per token copy (hidden 4096 × 2 B).
+    #[schemars(range(min = 1))]
     pub bytes_per_token: u64,
 }
 
@@ -1205,7 +1463,7 @@ impl Default for MoeConfig {
 /// `workload.collective`: the operation; `workload.kind` ("ring" or "pairwise") is the
 /// Which of the PSP paper's band rules `psp` and `band_jsq` use (`lb.psp_variant`; the
 /// behaviour is `lb::psp`'s).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PspVariant {
     /// Fig. 3: n−1 thresholds compared, weights n..1.
@@ -1216,16 +1474,20 @@ pub enum PspVariant {
 }
 
 /// Where a continuous workload's messages go (`workload.destinations`).
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Destinations {
+    /// Each message to a uniformly random host of another pod or leaf.
     #[default]
     Random,
+    /// Round i: every host h sends to (h + s_i) mod n, one offset per round drawn from the
+    /// seed among those that leave the group, so every host also receives one message per
+    /// round.
     Shift,
 }
 
 /// algorithm, which runs some of them.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Collective {
     /// Ring: ReduceScatter then AllGather, 2(n − 1) dependent steps.
@@ -1262,86 +1524,109 @@ impl Collective {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct WorkloadConfig {
+    /// The traffic pattern (the guide's Workloads page for ring, pairwise, FSDP2/HSDP, MoE,
+    /// connection matrices and MoE traces).
     pub kind: WorkloadKind,
-    /// Bytes of payload per flow (permutation, all_to_all); ring: the buffer each rank
-    /// holds (each step carries ⌈message_bytes / ranks⌉).
+    /// Payload bytes per flow (permutation, all_to_all, shuffle, hot_rack, skew, continuous
+    /// messages); ring and pairwise `all_to_all`: the buffer every rank holds, each step (ring) or
+    /// each message to another rank (all-to-all) carrying a chunk of ⌈message_bytes / ranks⌉ bytes
+    /// (rounded up: every chunk carries the same bytes); unused by `all_to_all_v`. At least 1.
+    #[schemars(range(min = 1))]
     pub message_bytes: u64,
-    /// htsim connection-matrix file (matrix), or the rank × rank byte matrix (CSV) of
-    /// all_to_all_v, relative to the scenario file's folder.
+    /// htsim connection-matrix file (matrix, required there), the rank × rank byte matrix (CSV) of
+    /// pairwise `all_to_all_v` (required there), or a moe routing trace (`weft moe-trace`),
+    /// relative to the scenario file's folder.
     pub file: Option<PathBuf>,
-    /// Permutation: every host sends to a host of another pod (fat tree) or leaf
-    /// (leaf-spine), as the Ofan paper's link-overload figure.
+    /// Permutation only: every host sends to a host of another pod (fat tree) or leaf (leaf-spine),
+    /// as in the Ofan paper's link-overload figure (a shuffle whose same-pod pairs are repaired by
+    /// random swaps).
     pub inter_pod: bool,
-    /// Permutation: every host sends to a host of another rack (edge switch, leaf, Opera
-    /// rack): the Opera paper's host permutation.
+    /// Permutation only: every host sends to a host of another rack (Opera rack, edge switch,
+    /// leaf): the Opera paper's host permutation.
     pub inter_rack: bool,
-    /// Skew: the share θ of racks that is active (skew[θ, 1]), in (0, 1]; unset: 0.2.
+    /// Skew only: θ, the share of racks that is active (skew[θ, 1]), rounded, at least two racks.
+    /// Unset: 0.2.
+    #[schemars(range(max = 1), extend("exclusiveMinimum" = 0))]
     pub active_racks: Option<f64>,
-    /// Continuous: offered load as a fraction of the host's line rate, in (0, 1]
-    /// (unset: 1); poisson: the fraction of aggregate host link bandwidth the flows' payload
-    /// offers, in (0, 1] (required).
+    /// Continuous: offered load as a fraction of the host's line rate (a host starts a message
+    /// every (its wire time at line rate) / load; unset: 1); poisson (required): the fraction of
+    /// aggregate host link bandwidth the flows' payload offers.
+    #[schemars(range(max = 1), extend("exclusiveMinimum" = 0))]
     pub load: Option<f64>,
-    /// Continuous and poisson: how long hosts keep starting messages, in µs (required).
+    /// Continuous and poisson (required): how long hosts keep starting messages, in µs.
+    #[schemars(range(max = 1e9), extend("exclusiveMinimum" = 0))]
     pub duration_us: Option<f64>,
-    /// Continuous: where messages go — `random` (a uniformly random host of another pod or
-    /// leaf, per message) or `shift` (round i: every host h to (h + s_i) mod n, one offset
-    /// per round that leaves the group, so every host also receives one message per round;
-    /// fat trees and leaf-spines).
+    /// Continuous only (an error with other kinds): where messages go. `shift` gives the rounds of
+    /// a shift all-to-all, with no oversubscribed last hop (fat trees and leaf-spines only).
     pub destinations: Destinations,
-    /// Poisson: the flow-size CDF file (`bytes,cdf` lines), relative to the scenario file's
-    /// folder (required).
+    /// Poisson (required): the flow-size CDF file, relative to the scenario file's folder:
+    /// `bytes,cdf` lines (an optional `bytes,cdf` header, `#` comments), sizes strictly increasing,
+    /// probabilities non-decreasing in [0, 1] ending at 1; a bad file stops with its name and line.
+    /// Sizes are drawn by step sampling (the first table size whose CDF ≥ U, no interpolation).
     pub size_cdf: Option<PathBuf>,
-    /// Shuffle: flows start uniformly over this many µs (unset or 0: all at time 0).
+    /// Shuffle: flow i of a host starts uniformly at random within [i, i + 1) · stagger / (its flow
+    /// count) (seeded), so starts are uniform over the stagger and in order per host, in µs; unset
+    /// or 0: all at time 0.
+    #[schemars(range(min = 0, max = 1e9))]
     pub stagger_us: Option<f64>,
-    /// Shuffle on Opera: the application tags every flow bulk (true: RotorLB) or
-    /// low-latency (false), whatever `topology.opera.bulk_cutoff_bytes` says (the paper tags
-    /// its 100 KB shuffle flows bulk). Unset: the cutoff decides.
+    /// Shuffle on Opera (an error with other kinds or fabrics): the application tags every flow
+    /// bulk (true: RotorLB) or low-latency (false), whatever `topology.opera.bulk_cutoff_bytes`
+    /// says (the paper tags its 100 KB shuffle flows bulk). Unset: the cutoff decides.
     pub bulk: Option<bool>,
-    /// Poisson: an all-to-all shuffle across racks sent besides the Poisson flows (the Opera
-    /// paper's combined workload, Fig. 10): `[workload.with_shuffle]`.
+    /// Poisson only: the combined workload of the Opera paper's Fig. 10, an all-to-all shuffle
+    /// across racks sent besides the Poisson flows (`scenarios/opera/combined_*.toml`).
     pub with_shuffle: Option<WithShuffle>,
-    /// Background flows pinned to an explicit path at a fixed rate (the PSP paper's
-    /// "200 Gb/s on tor15-spine8-tor10"), sent besides the workload.
+    /// Background flows pinned to an explicit path at a fixed rate (the PSP paper's "200 Gb/s on
+    /// tor15-spine8-tor10"), sent besides the workload; not on an expander. Node numbers: hosts
+    /// first, then edge/leaf switches, then aggregation/spine, then core (`weft validate` prints
+    /// the counts).
     pub background: Vec<BackgroundFlow>,
-    /// Ring and pairwise: the collective (default "all_reduce", a ring's).
+    /// Ring and pairwise: the operation; `kind` is the algorithm. Pairwise must set it (the default
+    /// is a ring's). Not used with fsdp2 and moe.
     pub collective: Collective,
-    /// Ring and pairwise: the member hosts in rank order (unset: every host, 0, 1, …).
+    /// Ring and pairwise only: the member hosts in rank order (rank r is the r-th; each at most
+    /// once, at least two). Unset: every host, 0, 1, ….
     pub hosts: Option<Vec<u32>>,
-    /// Ring and fsdp2: compute delay between a step's chunk arriving and the next step
-    /// starting; moe: expert compute time between a GPU's last dispatch data arriving and
-    /// its combine starting; in ns (default 0).
+    /// Ring and fsdp2 ring mode: compute delay between a step's chunk fully arriving at a rank and
+    /// that rank's next step starting; moe: expert compute time between a GPU's last dispatch data
+    /// arriving and its combine starting; in ns.
     pub step_delay_ns: f64,
-    /// fsdp2 and moe: GPUs of the job (unset: every host port); a multiple of
-    /// `gpus_per_server`.
+    /// fsdp2 and moe: GPUs of the job, a multiple of `gpus_per_server`, at least two servers, at
+    /// most the host ports. Unset: every host port.
     pub gpus: Option<u32>,
-    /// fsdp2 and moe: GPUs per server, one per host port (default 8).
+    /// fsdp2 and moe: GPUs per server, one per host port.
+    #[schemars(range(min = 1))]
     pub gpus_per_server: u32,
-    /// fsdp2 and moe: where servers go on the fabric (default "ordered").
+    /// fsdp2 and moe: where servers of `gpus_per_server` GPUs go on the fabric's host ports.
     pub placement: GpuPlacement,
-    /// fsdp2: "llama3-8b", "llama3-70b" or "llama3-405b" (`scenario/ai.rs`), unless
-    /// `layer_params` is given.
+    /// fsdp2: "llama3-8b", "llama3-70b" or "llama3-405b" (32, 80, 126 layers of 8, 70, 405 × 10⁹ /
+    /// layers parameters; `scenario/ai.rs`), unless `layer_params` is given.
     pub model: Option<String>,
-    /// fsdp2: explicit parameter count of each layer, instead of `model`.
+    /// fsdp2, instead of `model`: the parameter count of each layer (1 to 255 layers, none 0).
     pub layer_params: Option<Vec<u64>>,
-    /// fsdp2: bytes per parameter of each shard (default 1, FP8).
+    /// fsdp2: bytes per parameter of each shard (1: FP8).
+    #[schemars(range(min = 1, max = 8))]
     pub bytes_per_param: u32,
-    /// fsdp2: shards each ring step carries: 2 (default: the gradient ReduceScatter shard and
-    /// the weight AllGather shard, n − 1 steps per layer) or 1 (a layer is a ring AllReduce
-    /// of 2(n − 1) one-shard steps).
+    /// fsdp2: shards each ring step carries: 2 (the gradient ReduceScatter shard and the weight
+    /// AllGather shard, n − 1 steps per layer) or 1 (a layer is a ring AllReduce of 2(n − 1)
+    /// one-shard steps).
+    #[schemars(range(min = 1, max = 2))]
     pub shards_per_step: u32,
-    /// fsdp2: "phase" (default) or "ring".
+    /// fsdp2: one step of every ring at once, or whole layers.
     pub mode: Fsdp2Mode,
-    /// fsdp2 ring mode: layers to run (unset: all the model's).
+    /// fsdp2 ring mode: layers to run, from 1 to the model's. Unset: all the model's.
+    #[schemars(range(min = 1))]
     pub layers: Option<u32>,
-    /// fsdp2 ring mode: a cap on the dependent steps of each ring member.
+    /// fsdp2 ring mode: a cap on the dependent steps of each ring member (at least 1).
+    #[schemars(range(min = 1))]
     pub max_steps: Option<u32>,
-    /// moe: GPUs per expert-parallel group (unset: all `gpus`); groups are consecutive
-    /// servers.
+    /// moe: GPUs per expert-parallel group, a multiple of `gpus_per_server` spanning at least two
+    /// servers and dividing `gpus`; groups are consecutive servers. Unset: all `gpus`.
     pub ep_size: Option<u32>,
-    /// moe: the synthetic generator's parameters.
+    /// moe: the synthetic routing generator's parameters.
     pub moe: MoeConfig,
 }
 
@@ -1350,20 +1635,23 @@ pub struct WorkloadConfig {
 /// `[start_us, start_us + stagger_us)`), besides the Poisson flows; a host starts its flows of
 /// both kinds in order of start time (Poisson first on a tie). Results report the two parts
 /// as the phases "poisson" and "shuffle".
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct WithShuffle {
     /// Payload bytes of each shuffle flow (default 100,000: the paper's median Facebook-Hadoop
     /// inter-rack flow).
     pub message_bytes: u64,
-    /// When the shuffle starts, in µs (default 0; the paper: 100 ms on Opera).
+    /// When the shuffle starts, in µs (the paper's Opera runs: 100 ms).
+    #[schemars(range(min = 0, max = 1e9))]
     pub start_us: f64,
-    /// The shuffle's flows start uniformly over this many µs after `start_us` (default 0:
-    /// all at once; the paper staggers the static networks' over 10 ms).
+    /// The shuffle's flows start uniformly over this many µs after `start_us`, as
+    /// `workload.stagger_us` does (0: all at once; the paper staggers the static networks' over 10
+    /// ms).
+    #[schemars(range(min = 0, max = 1e9))]
     pub stagger_us: f64,
-    /// On Opera: the application tags every shuffle flow bulk (true: RotorLB) or
-    /// low-latency (false); unset: `topology.opera.bulk_cutoff_bytes` decides. The Poisson
-    /// flows are classified by the cutoff.
+    /// Opera only: the application tags every shuffle flow bulk (true: RotorLB) or low-latency
+    /// (false); unset: `topology.opera.bulk_cutoff_bytes` decides. The Poisson flows are classified
+    /// by the cutoff (the paper: cutoff 30 MB, shuffle tagged bulk).
     pub bulk: Option<bool>,
 }
 
@@ -1383,13 +1671,21 @@ impl Default for WithShuffle {
 /// paced at `rate_gbps` (data frames on the wire, gap included) from time 0 for `duration_us`
 /// (unset: `workload.duration_us`). Switches forward it along its path whatever their
 /// policy; it counts as one more flow of its source.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BackgroundFlow {
+    /// The sending host.
     pub src: u32,
+    /// The receiving host.
     pub dst: u32,
+    /// The switch node ids from `src`'s edge switch (leaf) to `dst`'s, each linked to the next on a
+    /// shortest path (e.g. leaf-spine `[leaf, spine, leaf]`). Switches forward the flow along it
+    /// whatever their policy; its ACKs return by the policy.
     pub path: Vec<u32>,
+    /// Pacing rate of the flow's data frames on the wire (gap included), in Gb/s. At `src`'s NIC
+    /// its due packet goes before the workload's flows, which share the rest of the line rate.
     pub rate_gbps: f64,
+    /// How long the flow is sent, from time 0, in µs. Unset: `workload.duration_us`.
     pub duration_us: Option<f64>,
 }
 
@@ -1430,20 +1726,28 @@ impl Default for WorkloadConfig {
 }
 
 /// `[report]`: what `weft run --out` writes besides summary.json and latency.hlog.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReportConfig {
-    /// Sampling interval of `timeseries.csv`, in µs.
+    /// Sampling interval of the port queues, in µs: `results.buffer_occupancy`,
+    /// `results.switch_occupancy` and, with `--out`, `timeseries.csv`.
+    #[schemars(range(min = 0.001, max = 1e9))]
     pub timeseries_us: f64,
-    /// Hosts whose flows' windows are traced in `cwnd.csv` (after every ACK).
+    /// With `--out`: hosts whose flows' windows go to `cwnd.csv` after every ACK.
     pub trace_hosts: Vec<u32>,
-    /// Upper edges of the flow-size bins of `results.fct_by_size` and the `fct_ns.bin_*`
-    /// histograms, in bytes, increasing (default 10^4, 10^5, 10^6, 10^7, 10^8; an overflow
-    /// bin follows the last; empty: off).
+    /// Upper edges, in bytes (whole, increasing, 1 to 2^53), of the flow-size bins of
+    /// `results.fct_by_size` and the `fct_ns.bin_*` histograms of `latency.hlog`: a completed
+    /// flow's FCT goes to the first bin whose edge is ≥ its payload bytes, or to an overflow bin
+    /// after the last edge. The default decades 10^4 … 10^8 are the flow-size axis of the Opera
+    /// paper's FCT figures; empty: off. Every workload.
     pub fct_bins_bytes: Vec<f64>,
-    /// Log every completed flow (`flows.csv` under `--out`: source, destination, bytes,
-    /// start, FCT, phase), for FCTs split by arrival time, pair or size that the
-    /// histograms cannot give.
+    /// With `--out`: every completed flow goes to `flows.csv`
+    /// (`src,index,dst,bytes,start_ps,fct_ps,phase`; `phase` empty without phases), sorted by start
+    /// time, then source and index, identical for any threads, partitions or ranks; without `--out`
+    /// a warning says nothing is written. 40 B of memory per flow until the end, so off by default.
+    /// For FCTs split by arrival time, pair or size that the histograms cannot give, e.g.
+    /// `scenarios/opera/fct_by_arrival.sh DIR` (FCT percentiles of the websearch flows arriving
+    /// before and during the combined workload's shuffle).
     pub flow_log: bool,
 }
 

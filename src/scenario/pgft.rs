@@ -4,6 +4,7 @@
 
 use super::validate::{bail_field, FieldError, Result};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The most levels a PGFT may have (stage and tier names exist up to this height).
@@ -12,33 +13,40 @@ pub const MAX_LEVELS: usize = 6;
 const MAX_HOSTS: u64 = 1 << 22;
 const MAX_PORTS: u64 = 4096;
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PgftConfig {
-    /// Levels of switches (required, 1 to 6).
+    /// Levels of switches h (required, 1 to 6). PGFT(h; m_1..m_h; w_1..w_h; p_1..p_h) (the PGFT
+    /// routing paper): the three-level fat tree of radix k is `h = 3`, `m = [k/2, k/2, k]`, `w =
+    /// [1, k/2, k/2]` (same numbering, ports and results, byte for byte).
     pub h: u32,
-    /// m_l: down-neighbours (sub-trees) of a level-l switch, l = 1..h (required).
+    /// m_l: down-neighbours (sub-trees) of a level-l switch, l = 1..h (required, h values). The end
+    /// nodes are m_1·…·m_h (2 to 2^22), with at most 4,096 ports per switch.
     pub m: Vec<u32>,
-    /// w_l: up-neighbours of a level-(l−1) node at level l (required; w_1 = 1: hosts have
-    /// one port).
+    /// w_l: up-neighbours (parents at level l) of a level-(l−1) node (required, h values; w_1 = 1:
+    /// an end node has one port).
     pub w: Vec<u32>,
-    /// p_l: parallel links between a level-(l−1) node and each of its parents (empty: 1
-    /// everywhere; p_1 = 1).
+    /// p_l: parallel links between a level-(l−1) node and each of its parents, each link its own
+    /// port (h values, p_1 = 1; empty: 1 everywhere).
     pub p: Vec<u32>,
-    /// The number of end nodes, if given checked against the product of `m`.
+    /// The number of end nodes; if given, it must equal the product of `m` (a check).
     pub hosts: Option<u32>,
-    /// Node types by a per-leaf pattern, e.g. "7 compute + 1 io": each leaf's m_1 hosts in
-    /// order. Exclusive with `types`.
+    /// Node types by a per-leaf pattern, e.g. "7 compute + 1 io": each leaf's m_1 hosts in order
+    /// (the counts sum to m_1). Exclusive with `types`.
     pub leaf_pattern: Option<String>,
-    /// Node types by host index ranges (inclusive), in the order the grouped routings number
-    /// them. Exclusive with `leaf_pattern`. Neither: every host is "compute".
+    /// Node types by host index ranges, e.g. `[[topology.pgft.types]] name = "io" ranges = [[56,
+    /// 63]]`; the ranges of all types must cover every host exactly once, and their order is the
+    /// order the grouped routings (`gdmodk`, `gsmodk`) number them in. Exclusive with
+    /// `leaf_pattern`. Neither: every host is "compute".
     pub types: Vec<NodeTypeRanges>,
 }
 
 /// `[[topology.pgft.types]]`: one node type and the host index ranges it covers.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NodeTypeRanges {
+    /// The type's name (e.g. "compute", "io"), as contention patterns name it (`weft contention
+    /// --pattern compute-io`).
     pub name: String,
     /// Inclusive ranges `[first, last]` of host indices.
     pub ranges: Vec<[u32; 2]>,

@@ -32,6 +32,7 @@ mod pgft;
 mod poisson;
 mod poisson_bad_input;
 mod policies;
+mod reference;
 mod remote_lb;
 mod reproduce;
 mod reps;
