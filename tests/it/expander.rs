@@ -209,7 +209,8 @@ fn the_defaults_are_the_papers_expander() {
 }
 
 /// The 100 KB shuffle on an 18-rack expander (5 hosts per rack, 7 uplinks, NDP with 12 kB
-/// trimming queues, as `scenarios/opera/shuffle_expander.toml`): under strict priority the
+/// trimming queues and per-flow ECMP, Opera's ToR queues; the shipped static-network scenarios
+/// spray per packet over 46-packet queues instead): under strict priority the
 /// retransmissions of the flows ECMP puts on one ToR-to-ToR port are trimmed there again
 /// and again, its header queue never empties and its data never leaves (measured: no data
 /// delivered between 100 and 200 ms, 7,907 headers queued). With the authors' 640 : 1500
