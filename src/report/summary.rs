@@ -299,10 +299,14 @@ fn fct_by_size_json(o: &RunOutput) -> Value {
     Value::Array(
         (0..bins)
             .map(|i| {
-                let p = Percentiles::of(o.metrics.fct_by_size_ns.get(i).unwrap_or(&empty));
+                let h = o.metrics.fct_by_size_ns.get(i).unwrap_or(&empty);
+                let p = Percentiles::of(h);
+                // The Opera paper plots the mean where the tail is noise (its Fig. 7 at 1 % load).
+                let mean = (p.count > 0).then(|| h.mean());
                 json!({
                     "max_bytes": o.fct_bins_bytes.get(i),
                     "count": p.count,
+                    "mean": mean,
                     "p50": p.p50,
                     "p99": p.p99,
                     "p999": p.p999,

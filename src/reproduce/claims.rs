@@ -26,7 +26,10 @@
 //! (each value at most the next; `labels` names them); `exponent = [lo, hi]` with `x = FIELD`:
 //! the slope of log(metric) against log(x) over the sweep's values of x, the metric read with
 //! `FIELD=x` added to each of its column references (a growth class: 0 for O(1), ½ for √m,
-//! 1 for linear). `sizes` lists the sizes at which the claim is evaluated (default laptop and
+//! 1 for linear). `sweep` may list several sweeps (`sweep = ["opera", "clos"]`): the claim
+//! then reads their tables as one, with a varied field `sweep` naming each row's sweep
+//! (`fct_ns.p99[sweep=clos, workload.load=0.1]`), to compare networks that are different base
+//! scenarios. `sizes` lists the sizes at which the claim is evaluated (default laptop and
 //! paper; smoke only when listed: it checks the machinery on claims that hold at any size).
 
 use super::expr::Expr;
@@ -93,7 +96,8 @@ pub struct Claim {
     pub id: String,
     pub figure: String,
     pub paper: String,
-    pub sweep: String,
+    /// The sweeps it reads (one, or several read as one table with a varied `sweep` field).
+    pub sweeps: Vec<String>,
     /// One expression; for `ascending`, the ordered ones.
     pub metrics: Vec<Expr>,
     /// The metrics' text (labels for an ordering).
@@ -144,7 +148,7 @@ struct ClaimToml {
     id: String,
     figure: String,
     paper: String,
-    sweep: String,
+    sweep: SweepNames,
     metric: Option<String>,
     ascending: Option<Vec<String>>,
     labels: Option<Vec<String>>,
@@ -159,6 +163,14 @@ struct ClaimToml {
     sizes: Option<Vec<String>>,
     known: Option<String>,
     note: Option<String>,
+}
+
+/// A claim's `sweep`: one key, or several whose tables the claim reads as one.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum SweepNames {
+    One(String),
+    Many(Vec<String>),
 }
 
 const TOP_LEVEL: [&str; 5] = ["paper", "title", "sweep", "claim", "figure"];
@@ -307,13 +319,24 @@ fn claim(v: toml::Value, paper: &str, sweeps: &[SweepDef]) -> Result<Claim> {
     {
         bail!("id: letters, digits, '.', '_' and '-' only");
     }
-    if !sweeps.iter().any(|s| s.key == c.sweep) {
-        let keys: Vec<&str> = sweeps.iter().map(|s| s.key.as_str()).collect();
-        bail!(
-            "sweep: {:?} is not a [sweep.NAME] of this file ({})",
-            c.sweep,
-            keys.join(", ")
-        );
+    let claim_sweeps = match c.sweep {
+        SweepNames::One(k) => vec![k],
+        SweepNames::Many(list) => list,
+    };
+    if claim_sweeps.is_empty() {
+        bail!("sweep: an empty list (name one [sweep.NAME] or more)");
+    }
+    for (i, key) in claim_sweeps.iter().enumerate() {
+        if !sweeps.iter().any(|s| &s.key == key) {
+            let keys: Vec<&str> = sweeps.iter().map(|s| s.key.as_str()).collect();
+            bail!(
+                "sweep: {key:?} is not a [sweep.NAME] of this file ({})",
+                keys.join(", ")
+            );
+        }
+        if claim_sweeps[..i].contains(key) {
+            bail!("sweep: {key:?} listed twice");
+        }
     }
     let tests = [
         c.value.is_some(),
@@ -412,7 +435,7 @@ fn claim(v: toml::Value, paper: &str, sweeps: &[SweepDef]) -> Result<Claim> {
         id: c.id,
         figure: c.figure,
         paper: c.paper,
-        sweep: c.sweep,
+        sweeps: claim_sweeps,
         metrics,
         labels,
         test,
@@ -464,6 +487,34 @@ mod tests {
         assert_eq!(f.claims[2].sizes, [Size::Smoke]);
         assert_eq!(f.claims[0].sizes, [Size::Laptop, Size::Paper]);
         assert_eq!(f.claims[3].known.as_deref(), Some("why"));
+    }
+
+    #[test]
+    fn a_claim_may_read_several_sweeps_each_named_once() {
+        let two = format!("{HEAD}[sweep.t]\nfile = \"t.toml\"\nlaptop = {{}}\n");
+        let claim = |sweep: &str, id: &str| {
+            format!(
+                "[[claim]]\nid = \"p.{id}\"\nfigure = \"1\"\npaper = \"x\"\nsweep = {sweep}\n\
+                 metric = \"a[sweep=t]\"\nbelow = 1\n"
+            )
+        };
+        let text = [
+            claim("[\"s\", \"t\"]", "both"),
+            claim("[\"s\", \"s\"]", "twice"),
+            claim("[]", "none"),
+            claim("[\"s\", \"u\"]", "unknown"),
+        ]
+        .concat();
+        let f = ClaimsFile::parse(&format!("{two}{text}"), Path::new("c/p.toml")).unwrap();
+        assert_eq!(f.claims.len(), 1);
+        assert_eq!(f.claims[0].sweeps, ["s", "t"]);
+        let errors: Vec<String> = f.bad.iter().map(|b| b.error.clone()).collect();
+        assert!(errors[0].contains("\"s\" listed twice"), "{errors:?}");
+        assert!(errors[1].contains("an empty list"), "{errors:?}");
+        assert!(
+            errors[2].contains("\"u\" is not a [sweep.NAME]"),
+            "{errors:?}"
+        );
     }
 
     #[test]

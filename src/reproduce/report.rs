@@ -23,8 +23,8 @@ pub struct PaperReport<'a> {
     pub title: &'a str,
     pub outcomes: &'a [Outcome],
     pub sweeps: &'a [SweepCost],
-    /// Each claim's sweep name, parallel to `outcomes`.
-    pub claim_sweeps: Vec<String>,
+    /// Each claim's sweep keys, parallel to `outcomes`.
+    pub claim_sweeps: Vec<Vec<String>>,
     pub figures: &'a [String],
 }
 
@@ -111,14 +111,15 @@ pub fn markdown(size: &str, commit: &str, papers: &[PaperReport]) -> String {
             }
         }
         for f in figures {
-            let members: Vec<(&Outcome, &String)> = p
+            let members: Vec<(&Outcome, &Vec<String>)> = p
                 .outcomes
                 .iter()
                 .zip(&p.claim_sweeps)
                 .filter(|(o, _)| o.figure == f)
                 .collect();
             let t = Tally::of(members.iter().map(|(o, _)| *o));
-            let mut sweeps: Vec<&String> = members.iter().map(|(_, s)| *s).collect();
+            let mut sweeps: Vec<&String> = members.iter().flat_map(|(_, s)| s.iter()).collect();
+            sweeps.sort();
             sweeps.dedup();
             let secs: f64 = p
                 .sweeps

@@ -147,7 +147,8 @@ pub struct PaperResult {
     pub paper: String,
     pub title: String,
     pub outcomes: Vec<Outcome>,
-    pub claim_sweeps: Vec<String>,
+    /// Each claim's sweep keys, parallel to `outcomes`.
+    pub claim_sweeps: Vec<Vec<String>>,
     pub sweeps: Vec<SweepCost>,
     pub figures: Vec<String>,
     /// Sweeps with failed points, and figures that could not be drawn.
@@ -196,12 +197,17 @@ fn needed_sweeps(c: &Chosen, size: Size) -> Vec<String> {
     let mut keys: Vec<String> = Vec::new();
     for &i in &c.claims {
         let claim = &c.file.claims[i];
-        let runs = c
-            .file
-            .sweep(&claim.sweep)
-            .is_some_and(|s| s.sizes.contains_key(&size));
-        if claim.sizes.contains(&size) && runs && !keys.contains(&claim.sweep) {
-            keys.push(claim.sweep.clone());
+        if !claim.sizes.contains(&size) {
+            continue;
+        }
+        for key in &claim.sweeps {
+            let runs = c
+                .file
+                .sweep(key)
+                .is_some_and(|s| s.sizes.contains_key(&size));
+            if runs && !keys.contains(key) {
+                keys.push(key.clone());
+            }
         }
     }
     keys
@@ -339,28 +345,52 @@ pub fn run(chosen: &[Chosen], o: &Options) -> Result<Vec<PaperResult>> {
         let mut claim_sweeps = Vec::new();
         for &i in &c.claims {
             let claim = &c.file.claims[i];
-            let defined = c
-                .file
-                .sweep(&claim.sweep)
-                .is_some_and(|s| s.sizes.contains_key(&o.size));
+            let undefined = claim.sweeps.iter().find(|k| {
+                !c.file
+                    .sweep(k)
+                    .is_some_and(|s| s.sizes.contains_key(&o.size))
+            });
             let why = if !claim.sizes.contains(&o.size) {
                 format!("not evaluated at size {}", o.size.name())
-            } else if !defined {
-                format!("sweep {} has no size {}", claim.sweep, o.size.name())
+            } else if let Some(k) = undefined {
+                format!("sweep {k} has no size {}", o.size.name())
             } else {
-                why_not.get(&claim.sweep).cloned().unwrap_or_default()
+                let whys: Vec<&str> = claim
+                    .sweeps
+                    .iter()
+                    .filter_map(|k| why_not.get(k).map(String::as_str))
+                    .collect();
+                whys.join("; ")
             };
-            let table = claim
-                .sizes
-                .contains(&o.size)
-                .then(|| tables.get(&claim.sweep))
-                .flatten();
+            let parts: Option<Vec<(&str, &SummaryTable)>> = claim
+                .sweeps
+                .iter()
+                .map(|k| tables.get(k).map(|t| (k.as_str(), t)))
+                .collect();
+            let joined;
+            let table = match parts {
+                Some(p) if claim.sizes.contains(&o.size) && undefined.is_none() => {
+                    if let [(_, one)] = p.as_slice() {
+                        Some(*one)
+                    } else {
+                        joined = SummaryTable::concat(&p);
+                        Some(&joined)
+                    }
+                }
+                _ => None,
+            };
             let mut outcome = evaluate(claim, table, &why);
-            if let (Some(p), true) = (partial.get(&claim.sweep), table.is_some()) {
+            let partials: Vec<&str> = claim
+                .sweeps
+                .iter()
+                .filter_map(|k| partial.get(k).map(String::as_str))
+                .collect();
+            if !partials.is_empty() && table.is_some() {
+                let p = partials.join("; ");
                 outcome.note = format!("{p}. {}", outcome.note).trim_end().to_string();
             }
             outcomes.push(outcome);
-            claim_sweeps.push(claim.sweep.clone());
+            claim_sweeps.push(claim.sweeps.clone());
         }
         for b in &c.bad {
             outcomes.push(Outcome {
@@ -373,7 +403,7 @@ pub fn run(chosen: &[Chosen], o: &Options) -> Result<Vec<PaperResult>> {
                 note: b.error.clone(),
                 known: false,
             });
-            claim_sweeps.push(String::new());
+            claim_sweeps.push(Vec::new());
         }
         let figures = draw_figures(c, &tables, o, &mut problems);
         results.push(PaperResult {

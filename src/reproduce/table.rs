@@ -12,6 +12,9 @@ use std::path::Path;
 #[error("{0}")]
 pub struct NotRun(pub String);
 
+/// The varied field of a concatenated table that names each row's sweep.
+pub const SWEEP_FIELD: &str = "sweep";
+
 pub struct SummaryTable {
     /// The sweep's name, for messages.
     pub sweep: String,
@@ -77,6 +80,56 @@ impl SummaryTable {
             varied,
             known_values,
         }
+    }
+
+    /// Several sweeps' tables read as one (a claim that compares them): a first varied field
+    /// `sweep` holds each row's sweep key, the other columns are the union of theirs in order
+    /// of first appearance (varied fields before `runs`), a cell a sweep lacks is empty.
+    pub fn concat(parts: &[(&str, &SummaryTable)]) -> SummaryTable {
+        let mut varied: Vec<String> = vec![SWEEP_FIELD.to_string()];
+        let mut results: Vec<String> = Vec::new();
+        for (_, t) in parts {
+            for h in &t.header {
+                let list = if t.is_varied(h) {
+                    &mut varied
+                } else {
+                    &mut results
+                };
+                if h != "runs" && !list.contains(h) {
+                    list.push(h.clone());
+                }
+            }
+        }
+        let mut header = varied;
+        header.push("runs".to_string());
+        header.extend(results);
+        let mut rows = Vec::new();
+        let mut known_values: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (key, t) in parts {
+            for row in &t.rows {
+                rows.push(
+                    header
+                        .iter()
+                        .map(|h| match (h == SWEEP_FIELD, t.col(h)) {
+                            (true, _) => key.to_string(),
+                            (false, Some(i)) => row[i].clone(),
+                            (false, None) => String::new(),
+                        })
+                        .collect(),
+                );
+            }
+            for (field, values) in &t.known_values {
+                let known = known_values.entry(field.clone()).or_default();
+                for v in values {
+                    if !known.contains(v) {
+                        known.push(v.clone());
+                    }
+                }
+            }
+        }
+        let keys: Vec<String> = parts.iter().map(|(k, _)| k.to_string()).collect();
+        known_values.insert(SWEEP_FIELD.to_string(), keys.clone());
+        SummaryTable::new(&keys.join("+"), header, rows, known_values)
     }
 
     fn col(&self, name: &str) -> Option<usize> {
@@ -254,6 +307,33 @@ mod tests {
         assert_eq!(get("q[lb.policy=ofan, m=1.0]").unwrap().value, 10.0);
         // One seed: no standard error.
         assert_eq!(get("c[lb.policy=ofan, m=1]").unwrap().se, 0.0);
+    }
+
+    #[test]
+    fn concatenated_sweeps_are_selected_by_their_key() {
+        let other = SummaryTable::new(
+            "u",
+            ["m", "runs", "q_mean", "q_se", "z_mean"]
+                .map(String::from)
+                .to_vec(),
+            vec![["1", "1", "70", "", "3"].map(String::from).to_vec()],
+            BTreeMap::new(),
+        );
+        let t = table();
+        let both = SummaryTable::concat(&[("a", &t), ("b", &other)]);
+        let get = |s: &str| Expr::parse(s).unwrap().eval(&both);
+        assert_eq!(get("q[sweep=b, m=1]").unwrap().value, 70.0);
+        assert_eq!(get("q[sweep=a, lb.policy=rps, m=4]").unwrap().value, 40.0);
+        // A column only one sweep has is empty in the other's rows: not run there.
+        assert!(get("z[sweep=a, lb.policy=rps, m=4]")
+            .unwrap_err()
+            .is::<NotRun>());
+        assert_eq!(get("z[sweep=b]").unwrap().value, 3.0);
+        // Without the sweep both match, and the error says what to select.
+        let e = get("q[m=1]").unwrap_err().to_string();
+        assert!(e.contains("select also sweep"), "{e}");
+        let e = get("q[sweep=c, m=1]").unwrap_err().to_string();
+        assert!(e.contains("never runs this value"), "{e}");
     }
 
     #[test]

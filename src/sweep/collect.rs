@@ -121,7 +121,10 @@ fn read_point(folder: &Path) -> Result<Row> {
     })
 }
 
-/// Scalars of a JSON value with dotted names; arrays are skipped, null is an empty cell.
+/// Scalars of a JSON value with dotted names; null is an empty cell. Arrays are skipped, but
+/// for `fct_by_size`, whose bins are named by their edge as the `latency.hlog` tags are
+/// (`fct_by_size.le_10000.p99`, the overflow bin `fct_by_size.gt_100000000.p99`), so that a
+/// claim can read the FCT of a flow-size bin.
 fn flatten_scalars(v: &Value, prefix: &str, out: &mut Vec<(String, String)>) {
     match v {
         Value::Object(m) => {
@@ -134,8 +137,30 @@ fn flatten_scalars(v: &Value, prefix: &str, out: &mut Vec<(String, String)>) {
                 flatten_scalars(v, &name, out);
             }
         }
+        Value::Array(bins) if prefix == "fct_by_size" => {
+            for (i, bin) in bins.iter().enumerate() {
+                let mut bin = bin.clone();
+                if let Value::Object(m) = &mut bin {
+                    m.remove("max_bytes"); // in the name
+                }
+                flatten_scalars(&bin, &format!("{prefix}.{}", fct_bin_name(bins, i)), out);
+            }
+        }
         Value::Array(_) => {}
         scalar => out.push((prefix.to_string(), cell(scalar))),
+    }
+}
+
+/// `le_<edge>` for bin `i` of `results.fct_by_size`, `gt_<last edge>` for the overflow bin
+/// (its `max_bytes` is null), as `metrics::fct_bins::tag` names the histograms.
+fn fct_bin_name(bins: &[Value], i: usize) -> String {
+    let edge = |b: &Value| b.get("max_bytes").and_then(Value::as_u64);
+    match edge(&bins[i]) {
+        Some(e) => format!("le_{e}"),
+        None => match i.checked_sub(1).and_then(|j| edge(&bins[j])) {
+            Some(last) => format!("gt_{last}"),
+            None => format!("bin_{i}"),
+        },
     }
 }
 
@@ -302,5 +327,26 @@ mod tests {
         assert_eq!(names, ["a", "q.x.m", "q.s", "n"]);
         assert_eq!(out[1].1, "2.5");
         assert_eq!(out[3].1, "");
+    }
+
+    #[test]
+    fn fct_by_size_bins_flatten_by_their_edges() {
+        let v: Value = serde_json::from_str(
+            r#"{"fct_by_size": [{"max_bytes": 10000, "p99": 5}, {"max_bytes": 100000, "p99": 7},
+                {"max_bytes": null, "p99": 9}], "other": [{"max_bytes": 1}]}"#,
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        flatten_scalars(&v, "", &mut out);
+        let names: Vec<&str> = out.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "fct_by_size.le_10000.p99",
+                "fct_by_size.le_100000.p99",
+                "fct_by_size.gt_100000.p99",
+            ]
+        );
+        assert_eq!(out[2].1, "9");
     }
 }
