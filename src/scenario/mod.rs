@@ -14,8 +14,8 @@ mod validate;
 
 pub use expander::ExpanderConfig;
 pub use lb_config::{
-    ArConfig, BitmapConfig, CongaConfig, DlbConfig, DrillConfig, EtherealConfig, LbConfig,
-    PspConfig, RepsConfig, SglbConfig, TopkConfig, ValiantConfig,
+    renamed_field, ArConfig, BitmapConfig, CongaConfig, DlbConfig, DrillConfig, EtherealConfig,
+    LbConfig, PspConfig, RepsConfig, SglbConfig, TopkConfig, ValiantConfig,
 };
 pub use load::{load_scenario, load_scenario_str};
 pub use pgft::{pgft_stage_names, pgft_tier_names, HostTypes, NodeTypeRanges, PgftConfig};

@@ -220,6 +220,55 @@ fn unknown_key_via_set() {
     );
 }
 
+/// The per-policy settings' old flat names (`lb.ar_mode`, now `lb.ar.mode`) fail with one
+/// line naming the new key: in a file, in a `--set`, in a sweep's grid (`tests/it/sweep.rs`).
+#[test]
+fn old_flat_lb_names_name_the_new_key() {
+    for (old, new, table) in [
+        (
+            "ar_mode = \"flowlet\"",
+            "lb.ar.mode",
+            "([lb.ar] mode = ...)",
+        ),
+        (
+            "psp_remote = true",
+            "lb.psp.remote",
+            "([lb.psp] remote = ...)",
+        ),
+        ("drill_d = 1", "lb.drill.d", "([lb.drill] d = ...)"),
+    ] {
+        let key = old.split(' ').next().unwrap();
+        run_fails(
+            &format!("file {key}"),
+            &good_plus(&format!("[lb]\n{old}")),
+            &[],
+            &[],
+            &[
+                "s.toml",
+                &format!("lb.{key} was renamed: use {new} {table}"),
+            ],
+        );
+        let set = format!("lb.{}", old.replace(" = ", "="));
+        run_fails(
+            &format!("--set {key}"),
+            GOOD,
+            &[],
+            &["--set", &set],
+            &[
+                &format!("--set {set}"),
+                &format!("lb.{key} was renamed: use {new} {table}"),
+            ],
+        );
+    }
+    // The new names are accepted where the old were refused.
+    let dir = dir_with(&[("s.toml", GOOD)]);
+    let out = weft(
+        dir.path(),
+        &["validate", "s.toml", "--set", "lb.ar.mode=flowlet"],
+    );
+    assert!(out.status.success(), "{out:?}");
+}
+
 #[test]
 fn set_without_equals() {
     run_fails(

@@ -1,7 +1,8 @@
 //! `[lb]`: the load-balancing policy and its settings. Settings every policy (or several)
 //! reads are plain fields of `[lb]`; each policy's own settings are one struct nested under
 //! its name (`[lb.ar]`, `[lb.psp]`, ...), in its own file here with its defaults and its
-//! checks, as `[host.nscc]` and the other transports' are in `cc.rs`.
+//! checks, as `[host.nscc]` and the other transports' are in `cc.rs`. The settings' old flat
+//! names (`lb.ar_mode`) are refused with the new name: `renamed.rs`.
 
 mod ar;
 mod bitmap;
@@ -10,6 +11,7 @@ mod dlb;
 mod drill;
 mod ethereal;
 mod psp;
+mod renamed;
 mod reps;
 mod sglb;
 mod topk;
@@ -22,6 +24,7 @@ pub use dlb::DlbConfig;
 pub use drill::DrillConfig;
 pub use ethereal::EtherealConfig;
 pub use psp::PspConfig;
+pub use renamed::{check_renamed_keys, renamed_field};
 pub use reps::RepsConfig;
 pub use sglb::SglbConfig;
 pub use topk::TopkConfig;
