@@ -472,15 +472,15 @@ fn shortest_paths(fabric: &Fabric, a: u32, b: u32) -> u32 {
     fabric.path_digit_divisor(fabric.lca_tier(a, b))
 }
 
-/// `lb.valiant_intermediates`: top-tier switches only, and under link failures enough of
+/// `lb.valiant.intermediates`: top-tier switches only, and under link failures enough of
 /// them that every pair of edge switches has a valid one.
 fn check_valiant_intermediates(s: &Scenario, fabric: &Fabric) -> Result<()> {
-    let nodes = &s.lb.valiant_intermediates;
+    let nodes = &s.lb.valiant.intermediates;
     let codes = crate::lb::valiant::codes_of(fabric, nodes).map_err(|n| {
         let tops = crate::lb::valiant::top_of_codes(fabric);
         let (lo, hi) = (tops.iter().min(), tops.iter().max());
         FieldError::new(
-            "lb.valiant_intermediates",
+            "lb.valiant.intermediates",
             format!(
                 "{n} is not a top-tier switch (they are nodes {} to {})",
                 lo.copied().unwrap_or(0),
@@ -490,7 +490,7 @@ fn check_valiant_intermediates(s: &Scenario, fabric: &Fabric) -> Result<()> {
     })?;
     if let Some((a, b)) = crate::lb::valiant::uncovered_pair(fabric, &codes) {
         return Err(FieldError::new(
-            "lb.valiant_intermediates",
+            "lb.valiant.intermediates",
             format!(
                 "with failures.links, no listed switch is reachable from edge switch {a} through live uplinks and still reaches edge switch {b}"
             ),

@@ -7,12 +7,12 @@
 //! packets smaller than 100 B (ACKs) follow the ECMP hash, so control packets neither
 //! pollute nor follow the state.
 //!
-//! Per flowlet (`lb.ar_mode = "flowlet"`, htsim's `_ar_sticky = PER_FLOWLET`): a
+//! Per flowlet (`lb.ar.mode = "flowlet"`, htsim's `_ar_sticky = PER_FLOWLET`): a
 //! flow's first packet takes a port of the lowest level; later packets keep the flow's port
 //! unless the gap since the flow's previous packet exceeds the sticky delta
-//! (`lb.ar_flowlet_us`, htsim's 10 µs) and a fair coin passes and a port of a strictly lower
+//! (`lb.ar.flowlet_us`, htsim's 10 µs) and a fair coin passes and a port of a strictly lower
 //! level exists, then they move to one (uniform among the lowest). htsim keeps exact per-flow
-//! state; here flows are hashed onto a table of `lb.ar_flowset_entries` entries
+//! state; here flows are hashed onto a table of `lb.ar.flowset_entries` entries
 //! (`flowlet.rs`, default 4096, so that collisions are rare), allocated once per switch.
 
 use super::flowlet::FlowletTable;

@@ -30,13 +30,13 @@ pub struct BitmapParams {
 impl BitmapParams {
     pub fn new(cfg: &LbConfig) -> BitmapParams {
         BitmapParams {
-            paths: cfg.bitmap_paths,
+            paths: cfg.bitmap.paths,
             // Validated: each at most 255.
-            ecn_penalty: cfg.bitmap_ecn_penalty as u8,
-            nack_penalty: cfg.bitmap_nack_penalty as u8,
-            timeout_penalty: cfg.bitmap_timeout_penalty as u8,
-            max_penalty: cfg.bitmap_max_penalty as u8,
-            no_skip_above_half: cfg.bitmap_no_skip_above_half,
+            ecn_penalty: cfg.bitmap.ecn_penalty as u8,
+            nack_penalty: cfg.bitmap.nack_penalty as u8,
+            timeout_penalty: cfg.bitmap.timeout_penalty as u8,
+            max_penalty: cfg.bitmap.max_penalty as u8,
+            no_skip_above_half: cfg.bitmap.no_skip_above_half,
         }
     }
 

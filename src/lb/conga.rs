@@ -13,7 +13,7 @@
 //!   for every candidate uplink u, `cost = max(local m(u), CongToLeaf[dst edge][u])`, uniform
 //!   among the argmin; then it stamps the overlay (LBTag = u's index among its uplinks,
 //!   CE = 0) and piggybacks one CongFromLeaf[dst edge] entry (round-robin, entries with the
-//!   "changed" bit first, which it clears). With `lb.conga_flowlet_us` > 0 a flowlet keeps
+//!   "changed" bit first, which it clears). With `lb.conga.flowlet_us` > 0 a flowlet keeps
 //!   its port while its packets are closer than the timeout, and a new flowlet keeps the old
 //!   port if it is among the argmin (the shared `FlowletTable`, 4096 entries per edge
 //!   switch, flows hashed onto them).
@@ -66,14 +66,14 @@ pub struct CongaParams {
 impl CongaParams {
     pub fn new(cfg: &LbConfig) -> CongaParams {
         let ps = |us: f64| (us * 1e6).round() as u64;
-        let t_dre_ps = ps(cfg.conga_t_dre_us).max(1);
+        let t_dre_ps = ps(cfg.conga.t_dre_us).max(1);
         CongaParams {
             t_dre_ps,
-            keep_q16: ((1.0 - cfg.conga_alpha) * 65_536.0).round() as u64,
-            tau_ps: ((t_dre_ps as f64 / cfg.conga_alpha).round() as u64).max(1),
-            q_bits: cfg.conga_q_bits as u8,
-            t_age_ps: ps(cfg.conga_t_age_us).max(4),
-            flowlet_ps: ps(cfg.conga_flowlet_us),
+            keep_q16: ((1.0 - cfg.conga.alpha) * 65_536.0).round() as u64,
+            tau_ps: ((t_dre_ps as f64 / cfg.conga.alpha).round() as u64).max(1),
+            q_bits: cfg.conga.q_bits as u8,
+            t_age_ps: ps(cfg.conga.t_age_us).max(4),
+            flowlet_ps: ps(cfg.conga.flowlet_us),
         }
     }
 
@@ -187,7 +187,7 @@ struct LeafTables {
     from_leaf: Vec<Entry>,
     /// Feedback round-robin pointer per edge switch.
     rr: Vec<u8>,
-    /// With `lb.conga_flowlet_us` > 0.
+    /// With `lb.conga.flowlet_us` > 0.
     flowlets: Option<FlowletTable>,
 }
 
@@ -411,10 +411,13 @@ mod tests {
 
     fn params(alpha: f64) -> CongaParams {
         let cfg = LbConfig {
-            conga_t_dre_us: 1.0,
-            conga_alpha: alpha,
-            conga_q_bits: 3,
-            conga_t_age_us: 100.0,
+            conga: crate::scenario::CongaConfig {
+                t_dre_us: 1.0,
+                alpha,
+                q_bits: 3,
+                t_age_us: 100.0,
+                ..Default::default()
+            },
             ..LbConfig::default()
         };
         CongaParams::new(&cfg)
@@ -426,8 +429,8 @@ mod tests {
         s.topology.kind = TopologyKind::LeafSpine;
         s.topology.k = 4;
         s.lb.policy = LbPolicy::Conga;
-        s.lb.conga_t_dre_us = 1.0;
-        s.lb.conga_t_age_us = 100.0;
+        s.lb.conga.t_dre_us = 1.0;
+        s.lb.conga.t_age_us = 100.0;
         s.validate().unwrap();
         Model::build(&s).unwrap()
     }

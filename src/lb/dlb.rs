@@ -4,29 +4,29 @@
 //!
 //! Each port has a quality band 0..7 (7 best) = 7 − 2·max(queue level, utilization level),
 //! weft's mapping of two htsim-style 4-level signals (as htsim's `BaseQueue` levels):
-//! - queue level: 0..3 by `lb.dlb_queue_thresholds_pct` (default 5, 10, 20 %) of the queue
-//!   capacity (AR's: `lb.ar_capacity_bytes`, else the port buffer, else 800 KB);
-//! - utilization level: the number of `lb.dlb_util_thresholds_pct` (default 0, 15, 50 %) the
+//! - queue level: 0..3 by `lb.dlb.queue_thresholds_pct` (default 5, 10, 20 %) of the queue
+//!   capacity (AR's: `lb.ar.capacity_bytes`, else the port buffer, else 800 KB);
+//! - utilization level: the number of `lb.dlb.util_thresholds_pct` (default 0, 15, 50 %) the
 //!   port's utilization exceeds. Utilization comes from a local DRE-like estimator (CONGA's
 //!   DRE): at every multiple of the sampling period T the register X decays by (1 − α), and
 //!   it adds the bytes the port has sent since the last sample; utilization =
-//!   X·α / (C·T). α = T / `lb.dlb_load_window_us` (default 30 µs, htsim's utilization
+//!   X·α / (C·T). α = T / `lb.dlb.load_window_us` (default 30 µs, htsim's utilization
 //!   window), so X tracks about one window of traffic.
 //!
-//! A port's band is refreshed lazily when read more than `lb.dlb_sample_ns` (default 100 ns,
+//! A port's band is refreshed lazily when read more than `lb.dlb.sample_ns` (default 100 ns,
 //! htsim's update period of both signals) after its last refresh, as AR's levels are: the
 //! ASIC samples periodically, and between samples decisions see the last value. With
 //! `lb.state_update_period_ns` > 0 the queue and byte counters read are themselves the
 //! switch's periodic snapshot (`stale.rs`).
 //!
-//! Modes (`lb.dlb_mode`): `packet` (default; the Ofan paper compares per-packet schemes)
+//! Modes (`lb.dlb.mode`): `packet` (default; the Ofan paper compares per-packet schemes)
 //! sends each packet to a port of the best band, uniform among ties. `flowlet` keeps a
-//! flowset table (`flowlet.rs`, `lb.dlb_flowset_entries`, default 256, Juniper's): a packet
-//! whose entry has been idle longer than `lb.dlb_flowlet_us` (default 256 µs, Juniper
+//! flowset table (`flowlet.rs`, `lb.dlb.flowset_entries`, default 256, Juniper's): a packet
+//! whose entry has been idle longer than `lb.dlb.flowlet_us` (default 256 µs, Juniper
 //! Apstra's inactivity interval; htsim uses 10 µs) or is unused goes to a best-band port;
 //! otherwise it keeps the entry's port, unless reactive rebalancing moves it: when the best
-//! band beats the current port's by at least `lb.dlb_rebalance_delta` (default 2, one
-//! signal level) and a draw passes `lb.dlb_rebalance_prob` (default 0: off, as in Junos,
+//! band beats the current port's by at least `lb.dlb.rebalance_delta` (default 2, one
+//! signal level) and a draw passes `lb.dlb.rebalance_prob` (default 0: off, as in Junos,
 //! where reactive path rebalancing must be enabled). `assigned` (DLB's assigned-flow mode: pin the
 //! flow, no rebalancing) uses the same flowset table: a packet whose entry is unused goes to a
 //! best-band port, and every later packet of the entry keeps that port for good, however

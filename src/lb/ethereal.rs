@@ -3,7 +3,7 @@
 //!
 //! The version the Ofan paper compares with (§3.4): a flow is split into as many
 //! equal subflows as there are paths through the lowest common layer (one per core switch for
-//! an inter-pod destination), at most `lb.ethereal_max_subflows` and at most one per packet;
+//! an inter-pod destination), at most `lb.ethereal.max_subflows` and at most one per packet;
 //! the NIC serves the subflows round-robin, so packet `seq` belongs to subflow `seq mod s`
 //! (retransmissions too: a subflow never changes path). Paths are DRB-style source routes
 //! (`lb/drb.rs`: switches follow the path code's digit for their tier), which stands for the
@@ -13,7 +13,7 @@
 //! subflows per first-hop choice (its edge switch's uplink), per (first, second) hop choice
 //! (aggregation switch, core switch), and so on; a subflow takes the least loaded first hop, then
 //! the least loaded second hop under it, ... (ties: lowest index, or uniform at random with
-//! `lb.ethereal_ties = "random"`). The counts are per source, whatever the subflows' destinations
+//! `lb.ethereal.ties = "random"`). The counts are per source, whatever the subflows' destinations
 //! (Ethereal's description leaves open whether later hops count per destination; the hop after the
 //! core is fixed by the aggregation index anyway). A flow's subflows are released, and the counts
 //! decremented, when the flow completes. Link failures are not handled (a pinned path is not

@@ -27,7 +27,7 @@ pub enum HostLb {
     /// Recycled good entropy values per flow, exploration and freezing (`lb/reps.rs`).
     Reps(RepsParams),
     /// A random intermediate top-tier switch per data packet (or per flow), as a path code
-    /// (`lb/valiant.rs`), from the codes of `subset` (`lb.valiant_intermediates`; empty: all).
+    /// (`lb/valiant.rs`), from the codes of `subset` (`lb.valiant.intermediates`; empty: all).
     Valiant { per_flow: bool, subset: Vec<u32> },
     /// UEC's per-EV penalties over a permutation walk (`lb/bitmap.rs`).
     Bitmap(BitmapParams),
@@ -304,7 +304,10 @@ mod tests {
     fn bitmap_acks_echo_and_bad_feedback_blocks_the_value() {
         let cfg = LbConfig {
             policy: LbPolicy::Bitmap,
-            bitmap_paths: 4,
+            bitmap: crate::scenario::BitmapConfig {
+                paths: 4,
+                ..Default::default()
+            },
             ..LbConfig::default()
         };
         let (_, host) = super::super::switch_and_host(&cfg, true);

@@ -129,7 +129,7 @@ pub fn switch_and_host(cfg: &LbConfig, trimming: bool) -> (SwitchKind, HostLb) {
         LbPolicy::Valiant => (
             SwitchKind::FollowPath,
             HostLb::Valiant {
-                per_flow: cfg.valiant_granularity == ValiantGranularity::Flow,
+                per_flow: cfg.valiant.granularity == ValiantGranularity::Flow,
                 subset: Vec::new(),
             },
         ),
@@ -148,8 +148,8 @@ pub fn switch_and_host(cfg: &LbConfig, trimming: bool) -> (SwitchKind, HostLb) {
         LbPolicy::Ethereal => (
             SwitchKind::FollowPath,
             HostLb::Ethereal(ethereal::EtherealParams {
-                max_subflows: cfg.ethereal_max_subflows,
-                random_ties: cfg.ethereal_ties == crate::scenario::Ties::Random,
+                max_subflows: cfg.ethereal.max_subflows,
+                random_ties: cfg.ethereal.ties == crate::scenario::Ties::Random,
             }),
         ),
     }
@@ -200,8 +200,8 @@ impl LbShared {
         let (switch_kind, mut host) = switch_and_host(cfg, trimming);
         if let HostLb::Valiant { subset, .. } = &mut host {
             // Checked by `Model::build`.
-            *subset = valiant::codes_of(fabric, &cfg.valiant_intermediates)
-                .expect("lb.valiant_intermediates are top-tier switches");
+            *subset = valiant::codes_of(fabric, &cfg.valiant.intermediates)
+                .expect("lb.valiant.intermediates are top-tier switches");
         }
         let node_policy = mixed_policies(cfg, fabric, seed);
         let uses = |p: fn(&LbPolicy) -> bool| p(&cfg.policy) || node_policy.iter().any(p);
@@ -226,16 +226,16 @@ impl LbShared {
             dlb: dlb_params(cfg, buffer_bytes),
             node_policy,
             bands: psp::Bands::new(
-                cfg.psp_variant,
-                &cfg.psp_thresholds(),
-                cfg.psp_weights.as_deref(),
+                cfg.psp.variant,
+                &cfg.psp.thresholds(),
+                cfg.psp.weights.as_deref(),
             ),
             conga: conga::CongaParams::new(cfg),
-            sglb_period_ps: ((cfg.sglb_advert_ns * 1e3).round() as u64).max(1),
-            sglb_flowlets: (cfg.sglb_mode == SwitchGranularity::Flowlet).then(|| {
+            sglb_period_ps: ((cfg.sglb.advert_ns * 1e3).round() as u64).max(1),
+            sglb_flowlets: (cfg.sglb.mode == SwitchGranularity::Flowlet).then(|| {
                 (
-                    cfg.sglb_flowset_entries,
-                    (cfg.sglb_flowlet_us * 1e6).round() as u64,
+                    cfg.sglb.flowset_entries,
+                    (cfg.sglb.flowlet_us * 1e6).round() as u64,
                 )
             }),
             advert_wire_bytes: 0,
@@ -328,10 +328,11 @@ fn mixed_policies(cfg: &LbConfig, fabric: &Fabric, seed: u64) -> Vec<LbPolicy> {
 /// The Ofan paper's per-port buffer: AR's capacity when buffers are unlimited.
 const AR_DEFAULT_CAPACITY_BYTES: u64 = 800_000;
 
-/// AR's (and DLB's) queue capacity: `lb.ar_capacity_bytes`, else the port buffer, else the
+/// AR's (and DLB's) queue capacity: `lb.ar.capacity_bytes`, else the port buffer, else the
 /// paper's 800 KB.
 fn ar_capacity_bytes(cfg: &LbConfig, buffer_bytes: u64) -> u64 {
-    cfg.ar_capacity_bytes
+    cfg.ar
+        .capacity_bytes
         .unwrap_or(if buffer_bytes == u64::MAX {
             AR_DEFAULT_CAPACITY_BYTES
         } else {
@@ -348,28 +349,28 @@ fn ppm3(pct: &[f64]) -> [u64; 3] {
 fn ar_params(cfg: &LbConfig, buffer_bytes: u64) -> ar::ArParams {
     ar::ArParams {
         capacity_bytes: ar_capacity_bytes(cfg, buffer_bytes),
-        thresholds_ppm: ppm3(&cfg.ar_thresholds_pct),
-        period_ps: (cfg.ar_update_period_ns * 1e3).round() as u64,
-        small_bytes: cfg.ar_small_bytes,
-        flowlet: cfg.ar_mode == SwitchGranularity::Flowlet,
-        sticky_ps: (cfg.ar_flowlet_us * 1e6).round() as u64,
-        flowset_entries: cfg.ar_flowset_entries,
+        thresholds_ppm: ppm3(&cfg.ar.thresholds_pct),
+        period_ps: (cfg.ar.update_period_ns * 1e3).round() as u64,
+        small_bytes: cfg.ar.small_bytes,
+        flowlet: cfg.ar.mode == SwitchGranularity::Flowlet,
+        sticky_ps: (cfg.ar.flowlet_us * 1e6).round() as u64,
+        flowset_entries: cfg.ar.flowset_entries,
     }
 }
 
 fn dlb_params(cfg: &LbConfig, buffer_bytes: u64) -> dlb::DlbParams {
-    let sample_ps = ((cfg.dlb_sample_ns * 1e3).round() as u64).max(1);
-    let window_ps = (cfg.dlb_load_window_us * 1e6).round();
+    let sample_ps = ((cfg.dlb.sample_ns * 1e3).round() as u64).max(1);
+    let window_ps = (cfg.dlb.load_window_us * 1e6).round();
     dlb::DlbParams {
         capacity_bytes: ar_capacity_bytes(cfg, buffer_bytes),
-        queue_ppm: ppm3(&cfg.dlb_queue_thresholds_pct),
-        util_ppm: ppm3(&cfg.dlb_util_thresholds_pct),
+        queue_ppm: ppm3(&cfg.dlb.queue_thresholds_pct),
+        util_ppm: ppm3(&cfg.dlb.util_thresholds_pct),
         sample_ps,
         alpha: (sample_ps as f64 / window_ps).min(1.0),
-        mode: cfg.dlb_mode,
-        flowlet_ps: (cfg.dlb_flowlet_us * 1e6).round() as u64,
-        flowset_entries: cfg.dlb_flowset_entries,
-        rebalance_delta: cfg.dlb_rebalance_delta.min(7) as u8,
-        rebalance_prob_2_32: (cfg.dlb_rebalance_prob * 2f64.powi(32)).round() as u64,
+        mode: cfg.dlb.mode,
+        flowlet_ps: (cfg.dlb.flowlet_us * 1e6).round() as u64,
+        flowset_entries: cfg.dlb.flowset_entries,
+        rebalance_delta: cfg.dlb.rebalance_delta.min(7) as u8,
+        rebalance_prob_2_32: (cfg.dlb.rebalance_prob * 2f64.powi(32)).round() as u64,
     }
 }

@@ -2,9 +2,9 @@
 //!
 //! Both see each candidate's queue through a band: a queue's band is the number of
 //! thresholds it exceeds (the paper's `Quantize(q, T) = Σ (q > T_i)`). The thresholds are
-//! T_i = i·Th_max/n (i = 1..n) or an explicit increasing list (`lb.psp_thresholds_bytes`;
+//! T_i = i·Th_max/n (i = 1..n) or an explicit increasing list (`lb.psp.thresholds_bytes`;
 //! the paper's Fig. 7 spans 64 to 960 KB), and the paper states two variants
-//! (`lb.psp_variant`):
+//! (`lb.psp.variant`):
 //! - `fig3` (default; Fig. 3's pseudocode and §III-F): only T_1..T_{n−1} are compared, so
 //!   bands are 0..n−1 and a queue above T_{n−1} stays in band n−1; weights n, n−1, ..., 1
 //!   (probability (n−b)/Sum, Sum = n(n+1)/2): no port ever has weight 0.
@@ -18,9 +18,9 @@
 //!
 //! Queue depths are what the switch's `QueueView` gives: live, or with
 //! `lb.state_update_period_ns` the snapshot refreshed every period (the paper's stale state).
-//! With `lb.psp_remote` a leaf's uplink toward destination leaf L is seen in the band of the
+//! With `lb.psp.remote` a leaf's uplink toward destination leaf L is seen in the band of the
 //! larger of its own queue and the queue the spine last advertised toward L (`remote.rs`),
-//! advertised every `lb.psp_remote_period_ns`.
+//! advertised every `lb.psp.remote_period_ns`.
 
 use super::ties::uniform_among;
 use super::QueueView;

@@ -1,5 +1,5 @@
 //! State from the next switch: SGLB (Qi et al., SIGCOMM 2025) and PSP's spine-to-leaf state
-//! (the PSP paper, §II-B, `lb.psp_remote`). Upper switches advertise, every period, one byte per
+//! (the PSP paper, §II-B, `lb.psp.remote`). Upper switches advertise, every period, one byte per
 //! destination edge (leaf) switch L: their egress state toward L. The adverts are real
 //! packets (`PacketKind::Advert`, `crate::packet`): queued in the priority queue of every
 //! port that leads to a lower switch, serialized and delayed like any packet, and consumed by
@@ -7,26 +7,26 @@
 //! from another switch's memory, so results do not depend on partitions or ranks.
 //!
 //! - SGLB (`Metric::Quality`): a port's quality is DLB's (weft's mapping onto its 8 bands),
-//!   7 − 2·max(qLevel, uLevel), with qLevel AR's level of the queue (`lb.ar_*`: 5/10/20 % of
+//!   7 − 2·max(qLevel, uLevel), with qLevel AR's level of the queue (`[lb.ar]`: 5/10/20 % of
 //!   the capacity) and uLevel from the busy fraction of the last advert period, the wire
 //!   time of the switch's own adverts of the previous tick left out: 0 below 1 % (htsim:
 //!   exactly 0; 1 % is a margin for adverts still on the wire at the tick), 1 below 15 %,
 //!   2 below 50 %, else 3. uLevel is sampled
-//!   every `lb.sglb_advert_ns`; for its own decisions a switch reads qLevel as AR does
-//!   (refreshed lazily every `lb.ar_update_period_ns`: per-packet DLB is AR), because
+//!   every `lb.sglb.advert_ns`; for its own decisions a switch reads qLevel as AR does
+//!   (refreshed lazily every `lb.ar.update_period_ns`: per-packet DLB is AR), because
 //!   a local quality frozen for a whole advert period herds every packet of the period onto
 //!   the same ports (measured on the k = 12 Ofan set-up: CCT +62 % with a 2 µs frozen local
 //!   quality, +15 % with a 0.1 µs one). The advert carries the quality at the tick. A switch
 //!   that chooses among uplinks takes the one with the highest path_q(s, L) =
 //!   min(local_q[s], remote_q[s][L]), uniform among ties. Unheard entries are 7
-//!   (optimistic, as CONGA's empty metric 0). With `lb.sglb_mode = "flowlet"` (SGLB: "per packet or
+//!   (optimistic, as CONGA's empty metric 0). With `lb.sglb.mode = "flowlet"` (SGLB: "per packet or
 //!   flowlet as in DLB") the choice is DLB's flowlet rule (`dlb.rs`) on the path
-//!   quality: a packet whose flowset entry (`flowlet.rs`, `lb.sglb_flowset_entries`,
-//!   default 256) is unused or idle longer than `lb.sglb_flowlet_us` (default 256 µs, DLB's
+//!   quality: a packet whose flowset entry (`flowlet.rs`, `lb.sglb.flowset_entries`,
+//!   default 256) is unused or idle longer than `lb.sglb.flowlet_us` (default 256 µs, DLB's
 //!   default) goes to a port of the highest path_q, uniform among ties; otherwise it keeps the
 //!   entry's port, unless that port is no longer a candidate (a failed link), which is
 //!   re-picked as for a new flowlet. No reactive rebalancing (SGLB names none).
-//! - PSP / band JSQ with `lb.psp_remote` (`Metric::Band`): the advert is the band of the
+//! - PSP / band JSQ with `lb.psp.remote` (`Metric::Band`): the advert is the band of the
 //!   upper switch's live queue toward L (sent every `lb.state_update_period_ns`); the
 //!   leaf's uplink s toward L is in band max(band(own queue of s), remote band) — the band
 //!   of the larger of the two queues. Unheard entries are band 0.

@@ -20,8 +20,8 @@ use rand::Rng;
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
 
-/// Largest `lb.reps_buffer` (the state keeps its buffer inline).
-pub const MAX_BUFFER: u32 = LbConfig::REPS_MAX_BUFFER;
+/// Largest `lb.reps.buffer` (the state keeps its buffer inline).
+pub const MAX_BUFFER: u32 = crate::scenario::RepsConfig::MAX_BUFFER;
 
 /// REPS's parameters, the same for every flow of a run.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -42,10 +42,10 @@ pub struct RepsParams {
 impl RepsParams {
     pub fn new(cfg: &LbConfig, trimming: bool) -> RepsParams {
         RepsParams {
-            buffer: cfg.reps_buffer as u8,
-            freeze_ps: (cfg.reps_freeze_us * PS_PER_US as f64).round() as u64,
-            explore_pkts: cfg.reps_explore_pkts.map(|e| e as u16),
-            rtt_gate: cfg.reps_freeze_rtt_gate,
+            buffer: cfg.reps.buffer as u8,
+            freeze_ps: (cfg.reps.freeze_us * PS_PER_US as f64).round() as u64,
+            explore_pkts: cfg.reps.explore_pkts.map(|e| e as u16),
+            rtt_gate: cfg.reps.freeze_rtt_gate,
             trimming,
         }
     }

@@ -56,17 +56,17 @@ pub enum SwitchLb {
     Ar(Ar),
     Psp,
     BandJsq,
-    /// PSP / band JSQ with the spines' advertised queues (`lb.psp_remote`).
+    /// PSP / band JSQ with the spines' advertised queues (`lb.psp.remote`).
     PspRemote(Box<Remote>),
     BandJsqRemote(Box<Remote>),
-    /// Top-k ranking by the PSP remote band, then by its own queue (`lb.psp_remote`).
+    /// Top-k ranking by the PSP remote band, then by its own queue (`lb.psp.remote`).
     TopkRemote(Topk, Box<Remote>),
     Conga(Box<Conga>),
     Sglb(Box<Remote>),
     Dlb(Dlb),
     /// A queue-aware policy deciding from a snapshot of the switch's queues refreshed every
     /// period (`lb.state_update_period_ns`) by the LB timer; the inner policy has no timer of
-    /// its own (`psp_remote`'s adverts, on the same period, run on this one).
+    /// its own (`lb.psp.remote`'s adverts, on the same period, run on this one).
     Stale {
         snapshot: Snapshot,
         inner: Box<SwitchLb>,
@@ -131,17 +131,17 @@ impl SwitchLb {
             SwitchKind::Jsq => SwitchLb::Jsq,
             SwitchKind::Choice => SwitchLb::Choice,
             SwitchKind::Drill => {
-                SwitchLb::Drill(Drill::new(cfg.drill_d as u16, cfg.drill_m as u16))
+                SwitchLb::Drill(Drill::new(cfg.drill.d as u16, cfg.drill.m as u16))
             }
-            SwitchKind::Topk if cfg.psp_remote => SwitchLb::TopkRemote(
-                Topk::new(cfg.topk_k.map(|k| k as u16)),
+            SwitchKind::Topk if cfg.psp.remote => SwitchLb::TopkRemote(
+                Topk::new(cfg.topk.k.map(|k| k as u16)),
                 band_remote(shared, fabric, node),
             ),
-            SwitchKind::Topk => SwitchLb::Topk(Topk::new(cfg.topk_k.map(|k| k as u16))),
-            SwitchKind::Psp if cfg.psp_remote => {
+            SwitchKind::Topk => SwitchLb::Topk(Topk::new(cfg.topk.k.map(|k| k as u16))),
+            SwitchKind::Psp if cfg.psp.remote => {
                 SwitchLb::PspRemote(band_remote(shared, fabric, node))
             }
-            SwitchKind::BandJsq if cfg.psp_remote => {
+            SwitchKind::BandJsq if cfg.psp.remote => {
                 SwitchLb::BandJsqRemote(band_remote(shared, fabric, node))
             }
             SwitchKind::Psp => SwitchLb::Psp,
@@ -364,7 +364,7 @@ impl SwitchLb {
         match self {
             #[cfg(test)]
             SwitchLb::Probe { period_ps, .. } => Some(*period_ps),
-            // The inner policy's adverts (`psp_remote`) share the period.
+            // The inner policy's adverts (`lb.psp.remote`) share the period.
             SwitchLb::Stale { snapshot, .. } => Some(snapshot.first_refresh_ps()),
             SwitchLb::PspRemote(r)
             | SwitchLb::BandJsqRemote(r)
@@ -507,7 +507,7 @@ impl SwitchLb {
                 SwitchKind::Ar if uplinks > 0 => Ar::state_bytes(ports, &shared.ar),
                 SwitchKind::Dlb if uplinks > 0 => Dlb::state_bytes(ports, &shared.dlb),
                 // One candidate group (the uplinks) per switch in these fabrics.
-                SwitchKind::Drill if uplinks > 0 => Drill::group_bytes(shared.cfg.drill_m as u16),
+                SwitchKind::Drill if uplinks > 0 => Drill::group_bytes(shared.cfg.drill.m as u16),
                 SwitchKind::Conga => Conga::state_bytes(fabric, node, &shared.conga),
                 SwitchKind::Sglb => {
                     Remote::state_bytes(fabric, node)
@@ -519,7 +519,7 @@ impl SwitchLb {
                         }
                 }
                 SwitchKind::Psp | SwitchKind::BandJsq | SwitchKind::Topk
-                    if shared.cfg.psp_remote =>
+                    if shared.cfg.psp.remote =>
                 {
                     Remote::state_bytes(fabric, node)
                 }
@@ -539,7 +539,7 @@ fn band_remote(shared: &LbShared, fabric: &Fabric, node: NodeId) -> Box<Remote> 
     ))
 }
 
-/// Port `p`'s band under `psp_remote`: that of the larger of its own queue (as the switch
+/// Port `p`'s band under `lb.psp.remote`: that of the larger of its own queue (as the switch
 /// sees it: live or snapshot) and the next switch's advertised queue toward the packet's
 /// destination edge switch.
 #[inline]
@@ -754,7 +754,7 @@ mod tests {
     #[test]
     fn psp_weights_change_only_at_a_refresh() {
         let (m, mut lb, pkt) = edge_switch_with(LbPolicy::Psp, |s| {
-            s.lb.psp_variant = crate::lb::psp::PspVariant::Table4
+            s.lb.psp.variant = crate::lb::psp::PspVariant::Table4
         });
         let loaded3 = Live(vec![0, 0, 0, 900_000]);
         assert_eq!(lb.on_timer(1_000_000, &loaded3), Some(2_000_000));
@@ -783,9 +783,9 @@ mod tests {
         let mut s = Scenario::default();
         s.topology.k = 4;
         s.lb.policy = LbPolicy::Psp;
-        s.lb.psp_remote = true;
+        s.lb.psp.remote = true;
         s.lb.state_update_period_ns = 1_000.0;
-        s.lb.psp_remote_period_ns = 2_000.0;
+        s.lb.psp.remote_period_ns = 2_000.0;
         s.validate().unwrap();
         let m = Model::build(&s).unwrap();
         let agg = 24;
@@ -810,17 +810,17 @@ mod tests {
         assert_eq!(lb.wake_ps(4_000_001), Some(5_000_000));
     }
 
-    /// Top-k with remote state (`lb.psp_remote`): an uplink whose spine reports a full queue
+    /// Top-k with remote state (`lb.psp.remote`): an uplink whose spine reports a full queue
     /// toward the destination leaf is ranked by that band, not by its own empty queue (k = 1:
     /// the other uplink always wins, although its own queue is longer).
     #[test]
     fn topk_with_remote_state_ranks_by_the_advertised_band() {
         let (m, mut lb, pkt) = edge_switch_with(LbPolicy::Topk, |s| {
             s.topology.kind = crate::scenario::TopologyKind::LeafSpine;
-            s.lb.psp_remote = true;
-            s.lb.topk_k = Some(1);
+            s.lb.psp.remote = true;
+            s.lb.topk.k = Some(1);
             s.lb.state_update_period_ns = 0.0;
-            s.lb.psp_remote_period_ns = 1_000.0;
+            s.lb.psp.remote_period_ns = 1_000.0;
         });
         // Leaf-spine k = 4: hosts 0..8, leaves 8..12, spines 12..14; leaf 8's uplinks are
         // ports 2 (spine 12) and 3 (spine 13). Spine 12 reports band 8 toward leaf 3.
@@ -833,7 +833,7 @@ mod tests {
         // Without the report the emptier own queue wins.
         let (m, mut lb, _) = edge_switch_with(LbPolicy::Topk, |s| {
             s.topology.kind = crate::scenario::TopologyKind::LeafSpine;
-            s.lb.topk_k = Some(1);
+            s.lb.topk.k = Some(1);
             s.lb.state_update_period_ns = 0.0;
         });
         assert_eq!(decide(&m, &mut lb, &pkt, &q, 10), [0, 0, 200, 0]);

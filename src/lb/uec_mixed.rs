@@ -3,7 +3,7 @@
 //! Every feedback goes to both halves.
 //!
 //! The recycling half is REPS's buffer (`lb/reps.rs`) without freezing or exploration:
-//! htsim's legacy-REPS FIFO is unbounded, ours keeps the newest `lb.reps_buffer` good EVs
+//! htsim's legacy-REPS FIFO is unbounded, ours keeps the newest `lb.reps.buffer` good EVs
 //! (oldest first, the oldest overwritten when full), so that a flow's state stays inline and
 //! bounded; a sender re-uses at most one EV per ACK either way, so the buffer only overflows
 //! when ACKs outrun sends.
@@ -73,7 +73,10 @@ mod tests {
 
     fn params() -> MixedParams {
         MixedParams::new(&LbConfig {
-            bitmap_paths: 16,
+            bitmap: crate::scenario::BitmapConfig {
+                paths: 16,
+                ..Default::default()
+            },
             ..LbConfig::default()
         })
     }

@@ -3,7 +3,7 @@
 //! leaf-spine), even when its destination shares its pod or its ToR (non-minimal), then down
 //! to the destination.
 //!
-//! The sender draws the intermediate per packet (`lb.valiant_granularity = "packet"`,
+//! The sender draws the intermediate per packet (`lb.valiant.granularity = "packet"`,
 //! default) or once per flow (`"flow"`) from its own stream, and names it by a path code in
 //! DRB's mixed radix (`drb.rs`): the switch of tier t takes uplink digit_t(code), so the
 //! codes 0..(product of the uplink counts below the top) reach every top-tier switch exactly
@@ -13,7 +13,7 @@
 //! clears the flag, and the packet descends by the ordinary (unique) down route. Each leg is
 //! thus minimal; the whole path is not: 2·top hops even between hosts of one ToR.
 //!
-//! `lb.valiant_intermediates` (all cores by default, or a subset) lists the top-tier
+//! `lb.valiant.intermediates` (all cores by default, or a subset) lists the top-tier
 //! switches (node ids) to draw from, uniformly; empty: all of them. The list becomes the
 //! codes that reach those switches ([`codes_of`]: a code reaches the same top-tier switch
 //! from every source, the fabric's wiring being the same in every pod), so a subset costs
@@ -55,7 +55,7 @@ pub fn top_of_codes(fabric: &Fabric) -> Vec<NodeId> {
         .collect()
 }
 
-/// The codes of the top-tier switches `nodes` (`lb.valiant_intermediates`), in order; the
+/// The codes of the top-tier switches `nodes` (`lb.valiant.intermediates`), in order; the
 /// first node that is not a top-tier switch is the error.
 pub fn codes_of(fabric: &Fabric, nodes: &[NodeId]) -> Result<Vec<u32>, NodeId> {
     let tops = top_of_codes(fabric);

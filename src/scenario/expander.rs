@@ -35,7 +35,7 @@ impl LbPolicy {
     /// per tier (every ToR would read the same digit; Valiant has no tier to climb to);
     /// Simple RR, Ofan and pOfan rotate over a fixed uplink set (a candidate list of another
     /// size panics); CONGA keeps leaf-to-leaf state along a leaf-spine-leaf path (every ToR
-    /// would act as a source leaf); SGLB and `psp_remote` advertise toward lower switches,
+    /// would act as a source leaf); SGLB and `lb.psp.remote` advertise toward lower switches,
     /// which an expander has none of (they would silently run without remote state).
     pub fn works_on_flat_fabric(&self) -> bool {
         !matches!(
@@ -118,9 +118,9 @@ impl Scenario {
         {
             return Err(refuse(format!("lb.mixed[{i}].policy"), m.policy));
         }
-        if lb.psp_remote {
+        if lb.psp.remote {
             bail_field!(
-                "lb.psp_remote",
+                "lb.psp.remote",
                 "spine adverts need a leaf-spine; not available with kind = \"expander\""
             );
         }

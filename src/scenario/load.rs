@@ -1,6 +1,7 @@
 //! Reading a scenario: TOML text → table → `--set` overrides → typed `Scenario` → validation.
 //! Every failure is one line naming the file and the field.
 
+use super::lb_config::check_renamed_keys;
 use super::overrides::apply_override;
 use super::validate::FieldError;
 use super::{Scenario, WorkloadKind};
@@ -37,6 +38,7 @@ pub fn load_scenario_str(
         let at = line.map(|l| format!(" (line {l})")).unwrap_or_default();
         anyhow!("{origin}: malformed TOML{at}: {}", one_line(e.message()))
     })?;
+    check_renamed_keys(&table).map_err(|e| anyhow!("{origin}: {e}"))?;
     for set in sets {
         apply_override(&mut table, set).with_context(|| format!("--set {set}"))?;
     }

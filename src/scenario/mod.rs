@@ -5,6 +5,7 @@
 pub mod ai;
 pub mod cc;
 mod expander;
+mod lb_config;
 mod load;
 mod overrides;
 mod pgft;
@@ -12,6 +13,10 @@ pub mod reference;
 mod validate;
 
 pub use expander::ExpanderConfig;
+pub use lb_config::{
+    renamed_field, ArConfig, BitmapConfig, CongaConfig, DlbConfig, DrillConfig, EtherealConfig,
+    LbConfig, PspConfig, RepsConfig, SglbConfig, TopkConfig, ValiantConfig,
+};
 pub use load::{load_scenario, load_scenario_str};
 pub use pgft::{pgft_stage_names, pgft_tier_names, HostTypes, NodeTypeRanges, PgftConfig};
 pub use validate::{tier_names, FieldError};
@@ -641,10 +646,10 @@ pub enum LbPolicy {
     Jsq,
     /// The Ofan paper's Choice: the less loaded of two distinct random uplinks (DRILL(2, 0)).
     Choice,
-    /// DRILL(d, m) (`lb.drill_d`, `lb.drill_m`): the least loaded of d random uplinks and m
+    /// DRILL(d, m) (`lb.drill.d`, `lb.drill.m`): the least loaded of d random uplinks and m
     /// remembered ones.
     Drill,
-    /// Uniform among the k uplinks with the fewest queued bytes (`lb.topk_k`).
+    /// Uniform among the k uplinks with the fewest queued bytes (`lb.topk.k`).
     Topk,
     /// Digit-reversal bouncing: per-flow pointers walk the lowest-common-layer switches in
     /// digit-reversed order.
@@ -653,19 +658,19 @@ pub enum LbPolicy {
     Ofan,
     /// Ofan with pointer sets shared per pipe of `lb.pipe_ports` ingress ports.
     Pofan,
-    /// REPS: each flow recycles entropy values acknowledged without ECN (`lb.reps_*`).
+    /// REPS: each flow recycles entropy values acknowledged without ECN (`[lb.reps]`).
     Reps,
     /// Spectrum-X-style adaptive routing: the uplink of the lowest quantized queue level
-    /// (`lb.ar_*`).
+    /// (`[lb.ar]`).
     Ar,
-    /// The PSP paper's band-weighted random choice of uplink (`lb.psp_*`).
+    /// The PSP paper's band-weighted random choice of uplink (`[lb.psp]`).
     Psp,
-    /// Uniform among the uplinks in the lowest PSP band (`lb.psp_*`).
+    /// Uniform among the uplinks in the lowest PSP band (`[lb.psp]`).
     BandJsq,
-    /// Broadcom DLB: the best quality band from queue and utilization levels (`lb.dlb_*`).
+    /// Broadcom DLB: the best quality band from queue and utilization levels (`[lb.dlb]`).
     Dlb,
     /// Valiant load balancing: through a random top-tier switch per packet or flow
-    /// (`lb.valiant_*`).
+    /// (`[lb.valiant]`).
     Valiant,
     /// UEC's per-EV penalty bitmap (htsim `UecMpBitmap`).
     Bitmap,
@@ -673,11 +678,11 @@ pub enum LbPolicy {
     #[serde(rename = "mixed")]
     UecMixed,
     /// Ethereal: each flow split into subflows, one per path through the lowest common
-    /// layer (`lb.ethereal_*`).
+    /// layer (`[lb.ethereal]`).
     Ethereal,
-    /// CONGA, adapted per packet: leaf-to-leaf congestion feedback (`lb.conga_*`).
+    /// CONGA, adapted per packet: leaf-to-leaf congestion feedback (`[lb.conga]`).
     Conga,
-    /// ByteDance SGLB: DLB quality combined with the upper switches' adverts (`lb.sglb_*`).
+    /// ByteDance SGLB: DLB quality combined with the upper switches' adverts (`[lb.sglb]`).
     Sglb,
     /// Static PGFT routings (the PGFT routing paper; Zahavi's D-mod-k), this one D-mod-k: a
     /// fixed port per destination.
@@ -801,7 +806,7 @@ impl LbPolicy {
     }
 }
 
-/// `lb.ar_mode`, `lb.sglb_mode`: a switch decision per packet or per flowlet.
+/// `lb.ar.mode`, `lb.sglb.mode`: a switch decision per packet or per flowlet.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SwitchGranularity {
@@ -811,7 +816,7 @@ pub enum SwitchGranularity {
     Flowlet,
 }
 
-/// `lb.dlb_mode`: Broadcom DLB's three modes (per packet, flowlet, assigned flow).
+/// `lb.dlb.mode`: Broadcom DLB's three modes (per packet, flowlet, assigned flow).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DlbMode {
@@ -823,7 +828,7 @@ pub enum DlbMode {
     Assigned,
 }
 
-/// `lb.valiant_granularity`: a random intermediate per packet or per flow.
+/// `lb.valiant.granularity`: a random intermediate per packet or per flow.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ValiantGranularity {
@@ -869,334 +874,6 @@ pub struct MixedDeployment {
     /// With `random_switches` and `random_pods` (required there): the share selected, in [0, 1],
     /// drawn from the seed.
     pub fraction: Option<f64>,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct LbConfig {
-    /// The load-balancing policy (the guide's Load-balancing policies page; the static routings:
-    /// Fabrics, PGFT routing). `reps`, `bitmap` and `mixed` learn from ACKs, under every `host.cc`.
-    pub policy: LbPolicy,
-    /// pOfan: ingress ports per pipe W (1 = one pointer set per ingress port), from 1 to
-    /// `topology.k`. Ignored by other policies.
-    pub pipe_ports: u32,
-    /// `ecmp`, `rps`, `reps`: host entropy values (EVs) per flow are drawn from [0, entropy_paths)
-    /// (REPS's EV space; UEC htsim uses 64); `bitmap` and `mixed` use `lb.bitmap_paths`.
-    #[schemars(range(min = 1, max = 65536))]
-    pub entropy_paths: u32,
-    /// `simple_rr`: reshuffle the uplink order at every full rotation (htsim `RR`); the Ofan
-    /// paper's Simple RR keeps one fixed order (the default).
-    pub rr_reshuffle: bool,
-    /// Route ACKs by ECMP hash instead of the policy, as htsim's `RR` does for packets
-    /// < 128 B. Unset: true for `simple_rr` (the htsim rule, under which the Ofan paper's
-    /// linear queue growth of Simple RR is reproduced), false for every other policy.
-    pub ack_ecmp: Option<bool>,
-    /// `reps`: good entropy values each flow caches (B).
-    #[schemars(range(min = 1, max = 16))]
-    pub reps_buffer: u32,
-    /// `reps`: how long a flow keeps to its cached values after a timeout that suggests a failed
-    /// path (freezing mode), in µs; 0: never freeze.
-    #[schemars(range(min = 0, max = 1e9))]
-    pub reps_freeze_us: f64,
-    /// `reps`: packets sent on random entropy values when a freeze ends. Unset: the flow path's
-    /// bandwidth-delay product / (payload + header), in full packets (the REPS artifact; UEC htsim:
-    /// 16).
-    #[schemars(range(max = 65535))]
-    pub reps_explore_pkts: Option<u32>,
-    /// `reps` without `switch.trim`: a timeout freezes only if the flow's largest RTT over the
-    /// current two-RTO epoch is below this many base RTTs (otherwise congestion explains it).
-    #[schemars(range(min = 1, max = 1e6))]
-    pub reps_freeze_rtt_gate: f64,
-    /// `drill`: candidate ports sampled per packet d, from 1 to the k/2 uplinks a switch chooses
-    /// among (all of them: JSQ); DRILL(2, 1) is the DRILL paper's.
-    pub drill_d: u32,
-    /// `drill`: least-loaded ports remembered for the next packet m, from 0 to the k/2 uplinks.
-    pub drill_m: u32,
-    /// `topk`: choose at random among the k least-loaded candidate uplinks, from 1 to the k/2
-    /// uplinks. Unset: ⌈N/2⌉ of the N candidate ports (the PSP paper's k = N/2, §IV-D).
-    pub topk_k: Option<u32>,
-    /// `jsq`, `choice`, `drill`, `topk`, `psp`, `band_jsq`, `dlb` (its queue and sent-bytes
-    /// counters): decide from a snapshot of the switch's queues refreshed at every multiple of this
-    /// period, in ns (stale state, as in the PSP paper, §IV); 0 = the instantaneous queues. At
-    /// least 0.001 (1 ps) when not 0; an error for other policies. `ar` keeps its own quantized
-    /// snapshot, refreshed every `lb.ar_update_period_ns` (sweep that field for AR's staleness);
-    /// `sglb`'s local quality uses AR's levels and its remote state is as old as
-    /// `lb.sglb_advert_ns` plus the link; with `lb.psp_remote`, the spine-to-leaf state travels
-    /// every period in adverts.
-    #[schemars(range(min = 0, max = 1e9))]
-    pub state_update_period_ns: f64,
-    /// `ar`: a port's quantized level is recomputed when read more than this many ns after its last
-    /// refresh (htsim's lazy 100 ns).
-    #[schemars(range(min = 0, max = 1e9))]
-    pub ar_update_period_ns: f64,
-    /// `ar`: the queue capacity its levels are fractions of, in bytes (at least 1). Unset:
-    /// `switch.buffer_bytes`, or the Ofan paper's 800 KB with unlimited buffers.
-    #[schemars(range(min = 1))]
-    pub ar_capacity_bytes: Option<u64>,
-    /// `ar`: the three level thresholds, increasing, in (0, 100], percent of the capacity (levels 0
-    /// to 3; htsim 5, 10, 20).
-    pub ar_thresholds_pct: Vec<f64>,
-    /// `ar`: packets smaller than this (ACKs) follow the ECMP hash (htsim: 100 B).
-    pub ar_small_bytes: u32,
-    /// `ar`: a decision per packet (default) or per flowlet (htsim's `PER_FLOWLET` sticky rule; the
-    /// guide's Load-balancing policies page).
-    pub ar_mode: SwitchGranularity,
-    /// `ar` per flowlet: a flow may move only after a gap longer than this, in µs (htsim's sticky
-    /// delta, 10 µs).
-    #[schemars(range(min = 0, max = 1e6))]
-    pub ar_flowlet_us: f64,
-    /// `ar` per flowlet: entries of the per-switch table flows are hashed onto (htsim keeps exact
-    /// per-flow state; collisions are rare at this size).
-    #[schemars(range(min = 1, max = 16_777_216))]
-    pub ar_flowset_entries: u32,
-    /// `dlb`: per packet (the default: the Ofan paper compares per-packet schemes), per flowlet, or
-    /// assigned (DLB's assigned-flow mode: a flow keeps the port its first packet took for good, no
-    /// inactivity re-pick, no rebalancing; re-picked only when that port stops being a candidate).
-    pub dlb_mode: DlbMode,
-    /// `dlb` flowlet mode: a flowset entry idle longer than this starts a new flowlet, in µs
-    /// (Juniper Apstra's default, 256; htsim uses 10).
-    #[schemars(range(min = 0, max = 1e6))]
-    pub dlb_flowlet_us: f64,
-    /// `dlb` flowlet and assigned modes: entries of the flowset table flows are hashed onto
-    /// (Juniper's default, 256).
-    #[schemars(range(min = 1, max = 16_777_216))]
-    pub dlb_flowset_entries: u32,
-    /// `dlb`: a port's quality band is resampled when read more than this many ns after its last
-    /// sample (htsim's 100 ns update period of the queue and utilization signals).
-    #[schemars(range(min = 0.001, max = 1e9))]
-    pub dlb_sample_ns: f64,
-    /// `dlb`: the time constant of the egress-load estimator, in µs (a DRE: decays by α = sample /
-    /// window at every multiple of the sampling period, adds the bytes sent since; htsim's 30 µs
-    /// utilization window); from `dlb_sample_ns` to 10^6 µs.
-    #[schemars(range(max = 1e6))]
-    pub dlb_load_window_us: f64,
-    /// `dlb`: queue level thresholds, three, increasing, in (0, 100], percent of AR's queue
-    /// capacity (the `lb.ar_capacity_bytes` rule).
-    pub dlb_queue_thresholds_pct: Vec<f64>,
-    /// `dlb`: utilization level thresholds, three, increasing, in [0, 100], percent of the line
-    /// rate; the level is the number of thresholds exceeded (htsim's 0 %, 15 %, 50 %).
-    pub dlb_util_thresholds_pct: Vec<f64>,
-    /// `dlb` flowlet mode, reactive rebalancing: an active flowlet moves only if the best band
-    /// beats its port's by at least this many bands (2 = one signal level)...
-    #[schemars(range(min = 1, max = 7))]
-    pub dlb_rebalance_delta: u32,
-    /// ...and a draw passes this probability; 0 = no reactive rebalancing (the Junos default:
-    /// reactive rebalancing must be enabled).
-    #[schemars(range(min = 0, max = 1))]
-    pub dlb_rebalance_prob: f64,
-    /// `valiant`: a fresh random intermediate per data packet (default) or one per flow (VL2
-    /// style).
-    pub valiant_granularity: ValiantGranularity,
-    /// `valiant`: node ids of the top-tier switches (cores, spines) hosts draw the intermediate
-    /// from, uniformly; empty: every top-tier switch. Each must be a top-tier switch, listed once;
-    /// under `failures.links` every pair of edge switches must keep a valid one (reachable through
-    /// live uplinks, still reaching the destination), among which the draw is uniform.
-    pub valiant_intermediates: Vec<u32>,
-    /// `psp`, `band_jsq`: number of queue bands n (thresholds T_i = i·Th_max/n). Unset: 8 (the PSP
-    /// paper's), or the length of `psp_thresholds_bytes`.
-    #[schemars(range(min = 1, max = 64))]
-    pub psp_bands: Option<u32>,
-    /// `psp`, `band_jsq`: the top threshold Th_max, in bytes, at least n; thresholds are T_i =
-    /// i·Th_max/n. Unset: 960 KB (the PSP paper's).
-    pub psp_th_max_bytes: Option<u64>,
-    /// `psp`, `band_jsq`: the thresholds T_1..T_n themselves (1 to 64 values, positive, strictly
-    /// increasing; T_n is Th_max), instead of `psp_bands` and `psp_th_max_bytes` (which, if given
-    /// too, must agree: n and T_n). The PSP paper's Fig. 7 uses arithmetic sequences from 64 to 960
-    /// KB.
-    pub psp_thresholds_bytes: Option<Vec<u64>>,
-    /// `psp`, `band_jsq`: which of the PSP paper's band rules (module doc of `lb::psp`). `fig3`
-    /// (its Fig. 3 pseudocode and §III-F): a queue's band is the number of T_1..T_{n−1} it exceeds
-    /// (0..n−1), weights n, …, 1, never 0. `table4` (Table IV's W = {7, …, 0}, the key parameter of
-    /// its Figs. 4-6): T_1..T_n compared (bands 0..n), weights n−1, …, 0 and 0 above Th_max.
-    pub psp_variant: PspVariant,
-    /// `psp`: weight of bands 0..n−1 (n values, at most 10^6 each; `table4` adds 0 above Th_max).
-    /// Unset: the variant's linear weights.
-    pub psp_weights: Option<Vec<u32>>,
-    /// `psp`, `band_jsq`, `topk`: a leaf's uplink s toward destination leaf L is in the band of the
-    /// larger of its own queue and the queue spine s last advertised toward L (the PSP paper,
-    /// §II-B: the spines report their state in periodic adverts; `topk` ranks by that band, then by
-    /// its own queue); spines advertise every `psp_remote_period_ns`. Leaf-spines only; not with
-    /// `lb.mixed`. False: exactly the results without the feature.
-    pub psp_remote: bool,
-    /// With `psp_remote` (else an error): the spines' advert period in ns, the remote state's
-    /// staleness; 0: `state_update_period_ns`. 0 or from 1 to 10^9; with `state_update_period_ns` >
-    /// 0 a multiple of it (a switch that snapshots and advertises does both on one timer). The PSP
-    /// paper's default combines 20 µs remote with 1 µs local state: `state_update_period_ns =
-    /// 1000`, `psp_remote_period_ns = 20000`.
-    #[schemars(range(min = 0, max = 1e9))]
-    pub psp_remote_period_ns: f64,
-    /// `conga`: DRE decay period T_dre, in µs. The ns-3 reference's 200 µs is for 10–40 Gb/s links
-    /// and millisecond flows; here τ = T_dre/α = 5 µs, about one base RTT of the 800 Gb/s k = 12
-    /// fat tree and half the time of a 1 MB message at line rate. With T_dre = 5 µs (τ = 25 µs) the
-    /// metrics stayed so low in the k = 12 Ofan set-up that the remote metric never changed a
-    /// decision (results identical with T_age ≈ 0).
-    #[schemars(range(max = 1e6), extend("exclusiveMinimum" = 0))]
-    pub conga_t_dre_us: f64,
-    /// `conga`: DRE decay factor α, applied as ⌊(1−α)·2^16⌉/2^16.
-    #[schemars(range(min = 1.52587890625e-5, max = 1))]
-    pub conga_alpha: f64,
-    /// `conga`: bits Q of the quantized congestion metric (the top bits of the overlay's metric
-    /// bytes stay clear, so that no overlay looks like a background flow's pinned path).
-    #[schemars(range(min = 1, max = 6))]
-    pub conga_q_bits: u32,
-    /// `conga`: remote metrics older than this (µs) read as 0 (aging every T_age/4); the
-    /// reference's 10 ms = 50 T_dre, scaled with T_dre.
-    #[schemars(range(max = 1e6), extend("exclusiveMinimum" = 0))]
-    pub conga_t_age_us: f64,
-    /// `conga`: flowlet inactivity timeout in µs; 0 = a decision per packet (CONGA adapted per
-    /// packet, as in the Ofan paper).
-    #[schemars(range(min = 0, max = 1e6))]
-    pub conga_flowlet_us: f64,
-    /// `sglb`: period of the upper switches' quality adverts and of every SGLB switch's quality
-    /// sampling, in ns (the SGLB paper publishes no period: 1–10 µs is a reasonable range).
-    #[schemars(range(min = 1, max = 1e9))]
-    pub sglb_advert_ns: f64,
-    /// `sglb`: a decision per packet (default) or per flowlet (SGLB decides "per packet or flowlet
-    /// as in DLB": DLB's flowlet rule on the path quality, without reactive rebalancing).
-    pub sglb_mode: SwitchGranularity,
-    /// `sglb` flowlet mode: a flowset entry idle longer than this starts a new flowlet, in µs
-    /// (DLB's default, Juniper Apstra's 256).
-    #[schemars(range(min = 0, max = 1e6))]
-    pub sglb_flowlet_us: f64,
-    /// `sglb` flowlet mode: entries of each choosing switch's flowset table (DLB's default, 256).
-    #[schemars(range(min = 1, max = 16_777_216))]
-    pub sglb_flowset_entries: u32,
-    /// Mixed deployments: other switch policies on selected switches, applied in order (later
-    /// entries win), drawn from the seed; e.g. `[{ policy = "ar", select = "random_switches",
-    /// fraction = 0.5 }]` on an `ofan` base. Switch-side policies only (not `ecmp`, `rps`, `drb`,
-    /// `reps`, `valiant`, `bitmap`, `mixed`, `ethereal`: hosts do nothing special; nor `conga`,
-    /// `sglb` or `lb.psp_remote`, whose switches exchange state).
-    pub mixed: Vec<MixedDeployment>,
-    /// `bitmap`, `mixed`: entropy values per flow P, a power of two (EVs 0..P). Not
-    /// `entropy_paths`: each flow keeps a penalty byte per value, and its default 65536 would cost
-    /// 64 KB a flow (an all-to-all starts every flow at once). 64 is UEC htsim's `-paths` default.
-    #[schemars(range(min = 1, max = 65536))]
-    pub bitmap_paths: u32,
-    /// `bitmap`, `mixed`: penalty an ECN-echoing ACK adds to its entropy value (htsim: 1).
-    #[schemars(range(max = 255))]
-    pub bitmap_ecn_penalty: u32,
-    /// `bitmap`, `mixed`: penalty a NACK of a trim before the last hop adds (a last-hop NACK counts
-    /// as an ACK, as in UEC htsim; htsim: 4).
-    #[schemars(range(max = 255))]
-    pub bitmap_nack_penalty: u32,
-    /// `bitmap`, `mixed`: penalty a retransmission timeout adds (htsim: 15).
-    #[schemars(range(max = 255))]
-    pub bitmap_timeout_penalty: u32,
-    /// `bitmap`, `mixed`: penalties are capped at this (htsim `_max_penalty`: 15).
-    #[schemars(range(min = 1, max = 255))]
-    pub bitmap_max_penalty: u32,
-    /// `bitmap`, `mixed`: UEC 1.0.3 §3.6.16.4's rule (UNVERIFIED, not in htsim): while more than
-    /// half of the entropy values have a penalty, skip none (the walk's value is sent and its
-    /// penalty still drops by 1). Default false, as htsim.
-    pub bitmap_no_skip_above_half: bool,
-    /// `ethereal`: most subflows per flow s_max (at least 1). Unset: the number of paths through
-    /// the lowest common layer (one subflow per path, as in the Ofan paper, §3.4).
-    #[schemars(range(min = 1))]
-    pub ethereal_max_subflows: Option<u32>,
-    /// `ethereal`: a subflow's hop among equally loaded uplinks: the lowest index or a random one
-    /// (default random, so that hosts of an edge switch do not all favour uplink 0).
-    pub ethereal_ties: Ties,
-}
-
-impl LbConfig {
-    /// Largest `reps_buffer` (REPS keeps its buffer inline in a flow's state).
-    pub const REPS_MAX_BUFFER: u32 = 16;
-
-    /// Whether ACKs are hashed (ECMP) rather than balanced by the policy.
-    pub fn acks_hashed(&self) -> bool {
-        self.ack_ecmp.unwrap_or(self.policy == LbPolicy::SimpleRr)
-    }
-
-    /// The stale-state refresh period in ps (0: switches read their queues directly).
-    pub fn state_update_period_ps(&self) -> u64 {
-        (self.state_update_period_ns * crate::time::PS_PER_NS as f64).round() as u64
-    }
-
-    /// `psp_remote`'s advert period in ps.
-    pub fn psp_remote_period_ps(&self) -> u64 {
-        let ns = match self.psp_remote_period_ns {
-            0.0 => self.state_update_period_ns,
-            ns => ns,
-        };
-        (ns * crate::time::PS_PER_NS as f64).round() as u64
-    }
-
-    /// PSP's thresholds T_1..T_n (validated: 1 to 64, strictly increasing).
-    pub fn psp_thresholds(&self) -> Vec<u64> {
-        match &self.psp_thresholds_bytes {
-            Some(t) => t.clone(),
-            None => {
-                let n = self.psp_bands.unwrap_or(8) as u64;
-                let th = self.psp_th_max_bytes.unwrap_or(960_000);
-                (1..=n)
-                    .map(|i| (i as u128 * th as u128 / n as u128) as u64)
-                    .collect()
-            }
-        }
-    }
-}
-
-impl Default for LbConfig {
-    fn default() -> Self {
-        LbConfig {
-            policy: LbPolicy::Ofan,
-            pipe_ports: 4,
-            entropy_paths: 65_536,
-            rr_reshuffle: false,
-            ack_ecmp: None,
-            reps_buffer: 8,
-            reps_freeze_us: 10_000.0,
-            reps_explore_pkts: None,
-            reps_freeze_rtt_gate: 1.65,
-            drill_d: 2,
-            drill_m: 1,
-            topk_k: None,
-            state_update_period_ns: 0.0,
-            ar_update_period_ns: 100.0,
-            ar_capacity_bytes: None,
-            ar_thresholds_pct: vec![5.0, 10.0, 20.0],
-            ar_small_bytes: 100,
-            ar_mode: SwitchGranularity::Packet,
-            ar_flowlet_us: 10.0,
-            ar_flowset_entries: 4096,
-            dlb_mode: DlbMode::Packet,
-            dlb_flowlet_us: 256.0,
-            dlb_flowset_entries: 256,
-            dlb_sample_ns: 100.0,
-            dlb_load_window_us: 30.0,
-            dlb_queue_thresholds_pct: vec![5.0, 10.0, 20.0],
-            dlb_util_thresholds_pct: vec![0.0, 15.0, 50.0],
-            dlb_rebalance_delta: 2,
-            dlb_rebalance_prob: 0.0,
-            valiant_granularity: ValiantGranularity::Packet,
-            valiant_intermediates: Vec::new(),
-            psp_bands: None,
-            psp_th_max_bytes: None,
-            psp_thresholds_bytes: None,
-            psp_variant: PspVariant::Fig3,
-            psp_weights: None,
-            psp_remote: false,
-            psp_remote_period_ns: 0.0,
-            conga_t_dre_us: 1.0,
-            conga_alpha: 0.2,
-            conga_q_bits: 3,
-            conga_t_age_us: 50.0,
-            conga_flowlet_us: 0.0,
-            sglb_advert_ns: 2_000.0,
-            sglb_mode: SwitchGranularity::Packet,
-            sglb_flowlet_us: 256.0,
-            sglb_flowset_entries: 256,
-            mixed: Vec::new(),
-            bitmap_paths: 64,
-            bitmap_ecn_penalty: 1,
-            bitmap_nack_penalty: 4,
-            bitmap_timeout_penalty: 15,
-            bitmap_max_penalty: 15,
-            bitmap_no_skip_above_half: false,
-            ethereal_max_subflows: None,
-            ethereal_ties: Ties::Random,
-        }
-    }
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
@@ -1461,7 +1138,7 @@ impl Default for MoeConfig {
 }
 
 /// `workload.collective`: the operation; `workload.kind` ("ring" or "pairwise") is the
-/// Which of the PSP paper's band rules `psp` and `band_jsq` use (`lb.psp_variant`; the
+/// Which of the PSP paper's band rules `psp` and `band_jsq` use (`lb.psp.variant`; the
 /// behaviour is `lb::psp`'s).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

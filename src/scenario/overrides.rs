@@ -17,6 +17,9 @@ pub fn apply_override(table: &mut toml::Table, set: &str) -> Result<()> {
     let (path, raw) = set
         .split_once('=')
         .ok_or_else(|| anyhow!("expected key=value (e.g. lb.policy=ofan)"))?;
+    if let Some(msg) = super::lb_config::renamed_field(path) {
+        bail!("{msg}");
+    }
     let keys: Vec<&str> = path.trim().split('.').collect();
     if keys.iter().any(|k| k.is_empty()) {
         bail!("empty key in path \"{path}\"");

@@ -507,7 +507,7 @@ mod tests {
         };
         let f = get("host.nscc.accurate_base_rtt");
         assert_eq!((f.ty.as_str(), f.default.as_str()), ("bool", "`false`"));
-        let f = get("lb.psp_thresholds_bytes");
+        let f = get("lb.psp.thresholds_bytes");
         assert_eq!(f.ty, "optional array of integers");
         assert_eq!((f.default.as_str(), f.unit), ("unset", "bytes"));
         let f = get("switch.buffer_bytes");

@@ -220,6 +220,16 @@ impl SweepSpec {
             Some(n) if n <= MAX_POINTS => {}
             _ => bail!("{origin}: grid: more than {MAX_POINTS} points"),
         }
+        let named = fixed.iter().map(|a| ("set", &a.field));
+        let listed = grid.iter().map(|(f, _)| ("grid", f));
+        for (table, field) in named
+            .chain(listed)
+            .chain(zip.iter().map(|(f, _)| ("zip", f)))
+        {
+            if let Some(msg) = crate::scenario::renamed_field(field) {
+                bail!("{origin}: {table}.{field}: {msg}");
+            }
+        }
         let mut seen: Vec<&str> = fixed.iter().map(|a| a.field.as_str()).collect();
         for (field, _) in zip.iter().chain(&grid) {
             if seen.contains(&field.as_str()) {

@@ -220,6 +220,55 @@ fn unknown_key_via_set() {
     );
 }
 
+/// The per-policy settings' old flat names (`lb.ar_mode`, now `lb.ar.mode`) fail with one
+/// line naming the new key: in a file, in a `--set`, in a sweep's grid (`tests/it/sweep.rs`).
+#[test]
+fn old_flat_lb_names_name_the_new_key() {
+    for (old, new, table) in [
+        (
+            "ar_mode = \"flowlet\"",
+            "lb.ar.mode",
+            "([lb.ar] mode = ...)",
+        ),
+        (
+            "psp_remote = true",
+            "lb.psp.remote",
+            "([lb.psp] remote = ...)",
+        ),
+        ("drill_d = 1", "lb.drill.d", "([lb.drill] d = ...)"),
+    ] {
+        let key = old.split(' ').next().unwrap();
+        run_fails(
+            &format!("file {key}"),
+            &good_plus(&format!("[lb]\n{old}")),
+            &[],
+            &[],
+            &[
+                "s.toml",
+                &format!("lb.{key} was renamed: use {new} {table}"),
+            ],
+        );
+        let set = format!("lb.{}", old.replace(" = ", "="));
+        run_fails(
+            &format!("--set {key}"),
+            GOOD,
+            &[],
+            &["--set", &set],
+            &[
+                &format!("--set {set}"),
+                &format!("lb.{key} was renamed: use {new} {table}"),
+            ],
+        );
+    }
+    // The new names are accepted where the old were refused.
+    let dir = dir_with(&[("s.toml", GOOD)]);
+    let out = weft(
+        dir.path(),
+        &["validate", "s.toml", "--set", "lb.ar.mode=flowlet"],
+    );
+    assert!(out.status.success(), "{out:?}");
+}
+
 #[test]
 fn set_without_equals() {
     run_fails(
@@ -497,28 +546,28 @@ fn bad_reps() {
     for (case, set, needles) in [
         (
             "buffer 0",
-            "lb.reps_buffer=0",
-            &["lb.reps_buffer", "(got 0)"],
+            "lb.reps.buffer=0",
+            &["lb.reps.buffer", "(got 0)"],
         ),
         (
             "buffer 17",
-            "lb.reps_buffer=17",
-            &["lb.reps_buffer", "1 to 16"],
+            "lb.reps.buffer=17",
+            &["lb.reps.buffer", "1 to 16"],
         ),
         (
             "negative freeze",
-            "lb.reps_freeze_us=-1",
-            &["lb.reps_freeze_us", "(got -1)"],
+            "lb.reps.freeze_us=-1",
+            &["lb.reps.freeze_us", "(got -1)"],
         ),
         (
             "explore",
-            "lb.reps_explore_pkts=70000",
-            &["lb.reps_explore_pkts", "65535"],
+            "lb.reps.explore_pkts=70000",
+            &["lb.reps.explore_pkts", "65535"],
         ),
         (
             "gate",
-            "lb.reps_freeze_rtt_gate=0.5",
-            &["lb.reps_freeze_rtt_gate", "(got 0.5)"],
+            "lb.reps.freeze_rtt_gate=0.5",
+            &["lb.reps.freeze_rtt_gate", "(got 0.5)"],
         ),
     ] {
         run_fails(case, &good_plus(reps), &[], &["--set", set], needles);
@@ -531,33 +580,33 @@ fn bad_bitmap_mixed_and_ethereal() {
     for (case, set, needles) in [
         (
             "paths not a power of two",
-            "lb.bitmap_paths=48",
-            &["lb.bitmap_paths", "power of two", "(got 48)"][..],
+            "lb.bitmap.paths=48",
+            &["lb.bitmap.paths", "power of two", "(got 48)"][..],
         ),
         (
             "paths 0",
-            "lb.bitmap_paths=0",
-            &["lb.bitmap_paths", "(got 0)"],
+            "lb.bitmap.paths=0",
+            &["lb.bitmap.paths", "(got 0)"],
         ),
         (
             "penalty above a byte",
-            "lb.bitmap_nack_penalty=256",
-            &["lb.bitmap_nack_penalty", "(got 256)"],
+            "lb.bitmap.nack_penalty=256",
+            &["lb.bitmap.nack_penalty", "(got 256)"],
         ),
         (
             "max penalty 0",
-            "lb.bitmap_max_penalty=0",
-            &["lb.bitmap_max_penalty", "(got 0)"],
+            "lb.bitmap.max_penalty=0",
+            &["lb.bitmap.max_penalty", "(got 0)"],
         ),
         (
             "s_max 0",
-            "lb.ethereal_max_subflows=0",
-            &["lb.ethereal_max_subflows", "(got 0)"],
+            "lb.ethereal.max_subflows=0",
+            &["lb.ethereal.max_subflows", "(got 0)"],
         ),
         (
             "unknown ties",
-            "lb.ethereal_ties=highest",
-            &["lb.ethereal_ties", "highest"],
+            "lb.ethereal.ties=highest",
+            &["lb.ethereal.ties", "highest"],
         ),
     ] {
         run_fails(case, &good_plus(bitmap), &[], &["--set", set], needles);
@@ -749,9 +798,9 @@ fn validate_reports_the_lb_state_of_drill_and_stale_snapshots() {
     // k = 4: 16 edge and aggregation switches remember m = 2 ports (2 B each) for their one
     // uplink group; cores choose nothing.
     assert!(
-        state(&["lb.policy=\"drill\"", "lb.drill_m=2"]).contains("64 B total, 4 B at"),
+        state(&["lb.policy=\"drill\"", "lb.drill.m=2"]).contains("64 B total, 4 B at"),
         "{}",
-        state(&["lb.policy=\"drill\"", "lb.drill_m=2"])
+        state(&["lb.policy=\"drill\"", "lb.drill.m=2"])
     );
     // Stale state adds 8 B per port at each of the 16 switches that choose (4 ports each):
     // 512 B; DRILL(2, 1) remembers one port at each (32 B).
@@ -1261,22 +1310,22 @@ fn bad_transport_and_queue_settings_name_their_field() {
         ),
         (&["report.timeseries_us=0"], &["report.timeseries_us"]),
         (
-            &["lb.policy=\"drill\"", "lb.drill_d=0"],
-            &["lb.drill_d", "(got 0)"],
+            &["lb.policy=\"drill\"", "lb.drill.d=0"],
+            &["lb.drill.d", "(got 0)"],
         ),
         (
-            &["lb.policy=\"drill\"", "lb.drill_d=3"],
-            &["lb.drill_d", "the 2 uplinks", "(got 3)"],
+            &["lb.policy=\"drill\"", "lb.drill.d=3"],
+            &["lb.drill.d", "the 2 uplinks", "(got 3)"],
         ),
-        (&["lb.drill_m=5"], &["lb.drill_m", "(got 5)"]),
-        (&["lb.drill_m=-1"], &["lb.drill_m"]),
+        (&["lb.drill.m=5"], &["lb.drill.m", "(got 5)"]),
+        (&["lb.drill.m=-1"], &["lb.drill.m"]),
         (
-            &["lb.policy=\"topk\"", "lb.topk_k=0"],
-            &["lb.topk_k", "(got 0)"],
+            &["lb.policy=\"topk\"", "lb.topk.k=0"],
+            &["lb.topk.k", "(got 0)"],
         ),
         (
-            &["lb.policy=\"topk\"", "lb.topk_k=3"],
-            &["lb.topk_k", "(got 3)"],
+            &["lb.policy=\"topk\"", "lb.topk.k=3"],
+            &["lb.topk.k", "(got 3)"],
         ),
         (
             &["lb.policy=\"jsq\"", "lb.state_update_period_ns=-1"],
@@ -1338,122 +1387,122 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &["topology.link_rates=[{rate_gbps=200, node=3, port=5}]"],
             &["topology.link_rates[0]", "no port 5"],
         ),
-        (&["lb.policy=\"psp\"", "lb.psp_bands=0"], &["lb.psp_bands"]),
+        (&["lb.policy=\"psp\"", "lb.psp.bands=0"], &["lb.psp.bands"]),
         (
-            &["lb.policy=\"psp\"", "lb.psp_weights=[3, 2, 1]"],
-            &["lb.psp_weights", "one weight per band"],
+            &["lb.policy=\"psp\"", "lb.psp.weights=[3, 2, 1]"],
+            &["lb.psp.weights", "one weight per band"],
         ),
         (
-            &["lb.policy=\"psp\"", "lb.psp_th_max_bytes=0"],
-            &["lb.psp_th_max_bytes"],
-        ),
-        (
-            &[
-                "lb.policy=\"psp\"",
-                "lb.psp_th_max_bytes=4",
-                "lb.psp_bands=8",
-            ],
-            &["lb.psp_th_max_bytes", "one byte per band"],
+            &["lb.policy=\"psp\"", "lb.psp.th_max_bytes=0"],
+            &["lb.psp.th_max_bytes"],
         ),
         (
             &[
                 "lb.policy=\"psp\"",
-                "lb.psp_thresholds_bytes=[64000, 500000, 400000]",
+                "lb.psp.th_max_bytes=4",
+                "lb.psp.bands=8",
             ],
-            &["lb.psp_thresholds_bytes", "strictly increasing"],
-        ),
-        (
-            &["lb.policy=\"psp\"", "lb.psp_thresholds_bytes=[]"],
-            &["lb.psp_thresholds_bytes", "1 to 64"],
+            &["lb.psp.th_max_bytes", "one byte per band"],
         ),
         (
             &[
                 "lb.policy=\"psp\"",
-                "lb.psp_thresholds_bytes=[64000, 960000]",
-                "lb.psp_bands=3",
+                "lb.psp.thresholds_bytes=[64000, 500000, 400000]",
             ],
-            &["lb.psp_bands", "number of lb.psp_thresholds_bytes"],
+            &["lb.psp.thresholds_bytes", "strictly increasing"],
+        ),
+        (
+            &["lb.policy=\"psp\"", "lb.psp.thresholds_bytes=[]"],
+            &["lb.psp.thresholds_bytes", "1 to 64"],
         ),
         (
             &[
                 "lb.policy=\"psp\"",
-                "lb.psp_thresholds_bytes=[64000, 960000]",
-                "lb.psp_weights=[3, 2, 1]",
+                "lb.psp.thresholds_bytes=[64000, 960000]",
+                "lb.psp.bands=3",
             ],
-            &["lb.psp_weights", "2 bands"],
+            &["lb.psp.bands", "number of lb.psp.thresholds_bytes"],
         ),
         (
-            &["lb.policy=\"psp\"", "lb.psp_variant=\"table5\""],
-            &["psp_variant"],
+            &[
+                "lb.policy=\"psp\"",
+                "lb.psp.thresholds_bytes=[64000, 960000]",
+                "lb.psp.weights=[3, 2, 1]",
+            ],
+            &["lb.psp.weights", "2 bands"],
+        ),
+        (
+            &["lb.policy=\"psp\"", "lb.psp.variant=\"table5\""],
+            &["lb.psp.variant"],
         ),
         (
             &["workload.destinations=\"shift\""],
             &["workload.destinations", "continuous"],
         ),
         (
-            &["lb.policy=\"psp\"", "lb.psp_remote_period_ns=20000"],
-            &["lb.psp_remote_period_ns", "psp_remote = true"],
+            &["lb.policy=\"psp\"", "lb.psp.remote_period_ns=20000"],
+            &["lb.psp.remote_period_ns", "lb.psp.remote = true"],
         ),
         (
             &[
                 "lb.policy=\"psp\"",
-                "lb.psp_remote=true",
+                "lb.psp.remote=true",
                 "lb.state_update_period_ns=3000",
-                "lb.psp_remote_period_ns=20000",
+                "lb.psp.remote_period_ns=20000",
             ],
-            &["lb.psp_remote_period_ns", "multiple"],
+            &["lb.psp.remote_period_ns", "multiple"],
         ),
         (
             &[
                 "lb.policy=\"psp\"",
-                "lb.psp_remote=true",
-                "lb.psp_remote_period_ns=-5",
+                "lb.psp.remote=true",
+                "lb.psp.remote_period_ns=-5",
             ],
-            &["lb.psp_remote_period_ns"],
+            &["lb.psp.remote_period_ns"],
         ),
         (
-            &["lb.policy=\"ar\"", "lb.ar_thresholds_pct=[10, 5, 20]"],
-            &["lb.ar_thresholds_pct"],
+            &["lb.policy=\"ar\"", "lb.ar.thresholds_pct=[10, 5, 20]"],
+            &["lb.ar.thresholds_pct"],
         ),
         (
-            &["lb.policy=\"ar\"", "lb.ar_capacity_bytes=0"],
-            &["lb.ar_capacity_bytes"],
+            &["lb.policy=\"ar\"", "lb.ar.capacity_bytes=0"],
+            &["lb.ar.capacity_bytes"],
         ),
         (
-            &["lb.policy=\"ar\"", "lb.ar_update_period_ns=-1"],
-            &["lb.ar_update_period_ns"],
+            &["lb.policy=\"ar\"", "lb.ar.update_period_ns=-1"],
+            &["lb.ar.update_period_ns"],
         ),
         (
             &["lb.policy=\"ar\"", "lb.state_update_period_ns=100"],
             &["lb.state_update_period_ns"],
         ),
         (
-            &["lb.policy=\"conga\"", "lb.conga_q_bits=9"],
-            &["lb.conga_q_bits"],
+            &["lb.policy=\"conga\"", "lb.conga.q_bits=9"],
+            &["lb.conga.q_bits"],
         ),
         (
-            &["lb.policy=\"conga\"", "lb.conga_alpha=0"],
-            &["lb.conga_alpha"],
+            &["lb.policy=\"conga\"", "lb.conga.alpha=0"],
+            &["lb.conga.alpha"],
         ),
         (
-            &["lb.policy=\"conga\"", "lb.conga_t_dre_us=0"],
-            &["lb.conga_t_dre_us"],
+            &["lb.policy=\"conga\"", "lb.conga.t_dre_us=0"],
+            &["lb.conga.t_dre_us"],
         ),
         (
-            &["lb.policy=\"conga\"", "lb.conga_flowlet_us=-1"],
-            &["lb.conga_flowlet_us"],
+            &["lb.policy=\"conga\"", "lb.conga.flowlet_us=-1"],
+            &["lb.conga.flowlet_us"],
         ),
         (
-            &["lb.policy=\"sglb\"", "lb.sglb_advert_ns=0"],
-            &["lb.sglb_advert_ns"],
+            &["lb.policy=\"sglb\"", "lb.sglb.advert_ns=0"],
+            &["lb.sglb.advert_ns"],
         ),
         (
-            &["lb.policy=\"psp\"", "lb.psp_remote=true"],
-            &["lb.psp_remote", "state_update_period_ns"],
+            &["lb.policy=\"psp\"", "lb.psp.remote=true"],
+            &["lb.psp.remote", "state_update_period_ns"],
         ),
         (
-            &["lb.policy=\"jsq\"", "lb.psp_remote=true"],
-            &["lb.psp_remote", "psp"],
+            &["lb.policy=\"jsq\"", "lb.psp.remote=true"],
+            &["lb.psp.remote", "psp"],
         ),
         (
             &[
@@ -1465,85 +1514,85 @@ fn bad_transport_and_queue_settings_name_their_field() {
         (
             &[
                 "lb.policy=\"ar\"",
-                "lb.ar_mode=\"flowlet\"",
-                "lb.ar_flowlet_us=-1",
+                "lb.ar.mode=\"flowlet\"",
+                "lb.ar.flowlet_us=-1",
             ],
-            &["lb.ar_flowlet_us"],
+            &["lb.ar.flowlet_us"],
         ),
         (
-            &["lb.policy=\"ar\"", "lb.ar_flowset_entries=0"],
-            &["lb.ar_flowset_entries"],
+            &["lb.policy=\"ar\"", "lb.ar.flowset_entries=0"],
+            &["lb.ar.flowset_entries"],
         ),
-        (&["lb.ar_mode=\"flowset\""], &["lb.ar_mode"]),
+        (&["lb.ar.mode=\"flowset\""], &["lb.ar.mode"]),
         (
-            &["lb.policy=\"dlb\"", "lb.dlb_sample_ns=0"],
-            &["lb.dlb_sample_ns"],
-        ),
-        (
-            &["lb.policy=\"dlb\"", "lb.dlb_load_window_us=0.01"],
-            &["lb.dlb_load_window_us"],
+            &["lb.policy=\"dlb\"", "lb.dlb.sample_ns=0"],
+            &["lb.dlb.sample_ns"],
         ),
         (
-            &["lb.policy=\"dlb\"", "lb.dlb_queue_thresholds_pct=[5, 10]"],
-            &["lb.dlb_queue_thresholds_pct"],
+            &["lb.policy=\"dlb\"", "lb.dlb.load_window_us=0.01"],
+            &["lb.dlb.load_window_us"],
+        ),
+        (
+            &["lb.policy=\"dlb\"", "lb.dlb.queue_thresholds_pct=[5, 10]"],
+            &["lb.dlb.queue_thresholds_pct"],
         ),
         (
             &[
                 "lb.policy=\"dlb\"",
-                "lb.dlb_util_thresholds_pct=[0, 50, 15]",
+                "lb.dlb.util_thresholds_pct=[0, 50, 15]",
             ],
-            &["lb.dlb_util_thresholds_pct"],
+            &["lb.dlb.util_thresholds_pct"],
         ),
         (
-            &["lb.policy=\"dlb\"", "lb.dlb_flowset_entries=0"],
-            &["lb.dlb_flowset_entries"],
+            &["lb.policy=\"dlb\"", "lb.dlb.flowset_entries=0"],
+            &["lb.dlb.flowset_entries"],
         ),
         (
-            &["lb.policy=\"dlb\"", "lb.dlb_flowlet_us=-3"],
-            &["lb.dlb_flowlet_us"],
+            &["lb.policy=\"dlb\"", "lb.dlb.flowlet_us=-3"],
+            &["lb.dlb.flowlet_us"],
         ),
         (
-            &["lb.policy=\"dlb\"", "lb.dlb_rebalance_delta=0"],
-            &["lb.dlb_rebalance_delta"],
+            &["lb.policy=\"dlb\"", "lb.dlb.rebalance_delta=0"],
+            &["lb.dlb.rebalance_delta"],
         ),
         (
-            &["lb.policy=\"dlb\"", "lb.dlb_rebalance_prob=1.5"],
-            &["lb.dlb_rebalance_prob"],
+            &["lb.policy=\"dlb\"", "lb.dlb.rebalance_prob=1.5"],
+            &["lb.dlb.rebalance_prob"],
         ),
         (
-            &["lb.valiant_granularity=\"flowlet\""],
-            &["lb.valiant_granularity"],
+            &["lb.valiant.granularity=\"flowlet\""],
+            &["lb.valiant.granularity"],
         ),
         (
             &[
                 "lb.policy=\"valiant\"",
-                "lb.valiant_intermediates=[32, 33, 32]",
+                "lb.valiant.intermediates=[32, 33, 32]",
             ],
-            &["lb.valiant_intermediates", "32 twice"],
+            &["lb.valiant.intermediates", "32 twice"],
         ),
         (
-            &["lb.policy=\"valiant\"", "lb.valiant_intermediates=[32, 24]"],
-            &["lb.valiant_intermediates", "24 is not a top-tier switch"],
+            &["lb.policy=\"valiant\"", "lb.valiant.intermediates=[32, 24]"],
+            &["lb.valiant.intermediates", "24 is not a top-tier switch"],
         ),
         (
             // Core 32 is reached through aggregation switch 24 only, whose link to edge
             // switch 16 failed.
             &[
                 "lb.policy=\"valiant\"",
-                "lb.valiant_intermediates=[32]",
+                "lb.valiant.intermediates=[32]",
                 "failures.links=[{node=16, port=2}]",
             ],
-            &["lb.valiant_intermediates", "edge switch 16"],
+            &["lb.valiant.intermediates", "edge switch 16"],
         ),
-        (&["lb.dlb_mode=\"pinned\""], &["lb.dlb_mode"]),
-        (&["lb.sglb_mode=\"assigned\""], &["lb.sglb_mode"]),
+        (&["lb.dlb.mode=\"pinned\""], &["lb.dlb.mode"]),
+        (&["lb.sglb.mode=\"assigned\""], &["lb.sglb.mode"]),
         (
-            &["lb.policy=\"sglb\"", "lb.sglb_flowlet_us=-1"],
-            &["lb.sglb_flowlet_us"],
+            &["lb.policy=\"sglb\"", "lb.sglb.flowlet_us=-1"],
+            &["lb.sglb.flowlet_us"],
         ),
         (
-            &["lb.policy=\"sglb\"", "lb.sglb_flowset_entries=0"],
-            &["lb.sglb_flowset_entries"],
+            &["lb.policy=\"sglb\"", "lb.sglb.flowset_entries=0"],
+            &["lb.sglb.flowset_entries"],
         ),
         (
             &["lb.mixed=[{policy=\"valiant\", select=\"edge\"}]"],

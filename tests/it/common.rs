@@ -68,23 +68,23 @@ pub fn results(s: &Scenario, threads: usize, partitions: u32) -> Value {
 /// gaps, DLB rebalancing half the time), Valiant per flow.
 pub fn flowlet_and_per_flow_modes(s: &mut Scenario) {
     use weft::scenario::{DlbMode, SwitchGranularity, ValiantGranularity};
-    s.lb.ar_mode = SwitchGranularity::Flowlet;
-    s.lb.ar_flowlet_us = 0.05;
-    s.lb.dlb_mode = DlbMode::Flowlet;
-    s.lb.dlb_flowlet_us = 0.05;
-    s.lb.dlb_rebalance_prob = 0.5;
-    s.lb.sglb_mode = SwitchGranularity::Flowlet;
-    s.lb.sglb_flowlet_us = 0.05;
-    s.lb.valiant_granularity = ValiantGranularity::Flow;
+    s.lb.ar.mode = SwitchGranularity::Flowlet;
+    s.lb.ar.flowlet_us = 0.05;
+    s.lb.dlb.mode = DlbMode::Flowlet;
+    s.lb.dlb.flowlet_us = 0.05;
+    s.lb.dlb.rebalance_prob = 0.5;
+    s.lb.sglb.mode = SwitchGranularity::Flowlet;
+    s.lb.sglb.flowlet_us = 0.05;
+    s.lb.valiant.granularity = ValiantGranularity::Flow;
     s.validate().unwrap();
 }
 
 /// DLB in assigned mode (flows pinned); Valiant through the last two top-tier switches only.
 pub fn assigned_and_subset_modes(s: &mut Scenario) {
     use weft::scenario::DlbMode;
-    s.lb.dlb_mode = DlbMode::Assigned;
+    s.lb.dlb.mode = DlbMode::Assigned;
     let nodes = weft::topology::Fabric::build(s).num_nodes();
-    s.lb.valiant_intermediates = vec![nodes - 2, nodes - 1];
+    s.lb.valiant.intermediates = vec![nodes - 2, nodes - 1];
     s.validate().unwrap();
 }
 

@@ -158,7 +158,7 @@ fn bad_input_is_one_line_naming_the_field() {
         // Every draw of a 1-regular graph on 4 racks is two disjoint links (DRILL's d
         // lowered to the one uplink, as validation asks whatever the policy).
         (
-            format!("{base}racks = 4\nuplinks = 1\nhosts_per_rack = 1\n{ecmp}drill_d = 1\n"),
+            format!("{base}racks = 4\nuplinks = 1\nhosts_per_rack = 1\n{ecmp}drill.d = 1\n"),
             "topology.uplinks",
         ),
     ];

@@ -388,7 +388,7 @@ fn results_are_identical_for_any_ranks_and_threads_for_stateful_policies() {
         // State from other switches: CONGA's overlay, SGLB's and PSP's adverts.
         ("conga", ""),
         ("sglb", ""),
-        ("psp", "state_update_period_ns = 700.0\npsp_remote = true"),
+        ("psp", "state_update_period_ns = 700.0\npsp.remote = true"),
         // Routes around failed links (edge 16 to aggregation 25, aggregation 24 to core 32),
         // with rho_max pacing: rotations that skip, path codes that avoid them.
         ("ofan", FAILED),

@@ -47,11 +47,11 @@ const BASES: &[&str] = &[
     "lb.policy = \"bitmap\"",
     "lb.policy = \"ethereal\"",
     "lb.policy = \"psp\"",
-    "topology.kind = \"leaf_spine\"\nlb.policy = \"psp\"\nlb.psp_remote = true",
+    "topology.kind = \"leaf_spine\"\nlb.policy = \"psp\"\nlb.psp.remote = true",
     "lb.policy = \"conga\"\ntopology.kind = \"leaf_spine\"",
     "lb.policy = \"sglb\"",
-    "lb.policy = \"ar\"\nlb.ar_mode = \"flowlet\"",
-    "lb.policy = \"dlb\"\nlb.dlb_mode = \"flowlet\"",
+    "lb.policy = \"ar\"\nlb.ar.mode = \"flowlet\"",
+    "lb.policy = \"dlb\"\nlb.dlb.mode = \"flowlet\"",
     "lb.policy = \"jsq\"",
     "workload.kind = \"continuous\"\nworkload.load = 0.5\nworkload.duration_us = 10",
     "workload.kind = \"shuffle\"",
@@ -154,8 +154,8 @@ fn every_declared_range_is_the_one_validation_enforces() {
 fn a_range_declared_one_off_is_caught() {
     let mut f = fields()
         .into_iter()
-        .find(|f| f.path == "lb.reps_buffer")
-        .expect("lb.reps_buffer");
+        .find(|f| f.path == "lb.reps.buffer")
+        .expect("lb.reps.buffer");
     assert!(dishonest(&f).is_empty());
     f.bounds.max = Some(17.0);
     assert_eq!(dishonest(&f).len(), 1, "a maximum one too high");

@@ -7,7 +7,7 @@ use crate::common::{results, scenario};
 use serde_json::Value;
 use weft::scenario::{BufferBytes, EcnMode, LbPolicy, Scenario, TopologyKind};
 
-/// conga, sglb, psp and band_jsq with `psp_remote` (stale period 700 ns: ticks fall inside
+/// conga, sglb, psp and band_jsq with `lb.psp.remote` (stale period 700 ns: ticks fall inside
 /// windows, not on their edges).
 fn variants(kind: TopologyKind, k: u32, bytes: u64) -> Vec<(&'static str, Scenario)> {
     let mut out = vec![
@@ -20,7 +20,7 @@ fn variants(kind: TopologyKind, k: u32, bytes: u64) -> Vec<(&'static str, Scenar
     ] {
         let mut s = scenario(kind, k, policy, bytes);
         s.lb.state_update_period_ns = 700.0;
-        s.lb.psp_remote = true;
+        s.lb.psp.remote = true;
         s.validate().unwrap();
         out.push((name, s));
     }
@@ -100,7 +100,7 @@ fn psp_remote_routes_around_failed_links_deterministically() {
     // Adverts go only over live links; spines cut off from a leaf advertise it unreachable.
     let mut s = scenario(TopologyKind::FatTree, 6, LbPolicy::Psp, 60_000);
     s.lb.state_update_period_ns = 700.0;
-    s.lb.psp_remote = true;
+    s.lb.psp.remote = true;
     s.failures.link_probability = 0.1;
     s.seed = (5..105)
         .find(|&seed| {

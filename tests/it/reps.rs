@@ -75,10 +75,10 @@ fn reps_without_trimming_recovers_by_timeouts_identically_for_any_split() {
     // RTT), as in the run without freezing; at 1.65 some did (the run differs: CCT 172.3 µs against
     // 223.7 µs without freezing).
     let mut v = s.clone();
-    v.lb.reps_freeze_us = 0.0;
+    v.lb.reps.freeze_us = 0.0;
     let no_freeze = results(&v, 1, 1);
     let mut v = s.clone();
-    v.lb.reps_freeze_rtt_gate = 1.0;
+    v.lb.reps.freeze_rtt_gate = 1.0;
     assert_eq!(results(&v, 1, 1), no_freeze, "gate 1: nothing freezes");
     assert_ne!(reference, no_freeze, "some timeout froze a flow");
 }
@@ -184,7 +184,7 @@ fn reps_paced_recycles_acked_values_and_skips_ecn_marked_ones() {
     let s = paced(LbPolicy::Reps);
     let reference = results(&s, 1, 1);
     let mut one = s.clone();
-    one.lb.reps_buffer = 1;
+    one.lb.reps.buffer = 1;
     assert_ne!(
         results(&one, 1, 1),
         reference,

@@ -132,6 +132,38 @@ fn unknown_field_and_empty_grid_are_refused_before_any_point_runs() {
     );
 }
 
+/// A sweep key that uses a per-policy setting's old flat name (`lb.psp_remote`, now
+/// `lb.psp.remote`) is refused with the new name, in `[grid]`, `[zip]` and `[set]`, before
+/// any point runs.
+#[test]
+fn old_flat_lb_names_in_sweep_keys_name_the_new_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    for (tables, at) in [
+        (
+            "[grid]\n\"lb.psp_remote\" = [true, false]\n",
+            "grid.lb.psp_remote",
+        ),
+        ("[zip]\nlb.psp_remote = [true]\n", "zip.lb.psp_remote"),
+        ("[grid]\nseed = [1]\n", "set.lb.psp_remote"),
+    ] {
+        let path = write_sweep(dir.path(), tables);
+        if at.starts_with("set.") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let text = text.replace("[set]\n", "[set]\n\"lb.psp_remote\" = true\n");
+            std::fs::write(&path, text).unwrap();
+        }
+        let e = one_error_line(&weft(&["sweep", s(&path), "--out", s(&out)]));
+        assert!(
+            e.contains(&format!(
+                "{at}: lb.psp_remote was renamed: use lb.psp.remote ([lb.psp] remote = ...)"
+            )),
+            "{e}"
+        );
+        assert!(!out.exists(), "no point may run");
+    }
+}
+
 /// The point folders of a sweep output, in index order.
 fn point_dirs(out: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(out) else {
