@@ -428,6 +428,8 @@ fn transport_params(
         CcKind::Ndp => CcChoice::Ndp(crate::transport::ndp::NdpParams {
             initial_window_pkts: h.ndp.initial_window_pkts,
             pull_rate: h.ndp.pull_rate,
+            per_flow_pacer: h.ndp.pacer == crate::scenario::cc::NdpPacer::Flow,
+            payload_gap: h.ndp.pull_gap == crate::scenario::cc::NdpPullGap::Payload,
         }),
     };
     let rate_bps = fabric.link(0, 0).rate.bps as f64;

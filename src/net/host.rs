@@ -567,16 +567,27 @@ impl Host {
             return;
         }
         let gap_ps = self.pull_gap_ps(m);
-        let ready_ps = self.pulls.ready_ps(gap_ps);
-        if ready_ps > now_ps {
-            self.set_pull_timer(ready_ps, out);
+        let per_flow = m.transport.ndp().is_some_and(|n| n.per_flow_pacer);
+        if !per_flow {
+            let ready_ps = self.pulls.ready_ps(gap_ps);
+            if ready_ps > now_ps {
+                self.set_pull_timer(ready_ps, out);
+                return;
+            }
+            if let Some(pull) = self.pulls.pop(now_ps) {
+                self.queue_pull(m, pull);
+            }
+            if !self.pulls.is_empty() {
+                self.set_pull_timer(now_ps + gap_ps, out);
+            }
             return;
         }
-        if let Some(pull) = self.pulls.pop(now_ps) {
+        // One pacer per flow: every flow whose own gap has passed pulls now.
+        while let Some(pull) = self.pulls.pop_ready(now_ps, gap_ps) {
             self.queue_pull(m, pull);
         }
-        if !self.pulls.is_empty() {
-            self.set_pull_timer(now_ps + gap_ps, out);
+        if let Some(ready_ps) = self.pulls.next_ready_ps(gap_ps, true) {
+            self.set_pull_timer(ready_ps.max(now_ps + 1), out);
         }
     }
 
@@ -590,7 +601,11 @@ impl Host {
     /// included) on this host's link, over `host.ndp.pull_rate`.
     fn pull_gap_ps(&self, m: &Model) -> u64 {
         let ndp = m.transport.ndp().expect("pulls under NDP only");
-        let full = m.payload_bytes as u64 + m.header_bytes as u64 + m.interframe_bytes as u64;
+        let full = if ndp.payload_gap {
+            m.payload_bytes as u64
+        } else {
+            m.payload_bytes as u64 + m.header_bytes as u64 + m.interframe_bytes as u64
+        };
         let wire_ps = m.fabric.link(self.id, 0).serialization_ps(full);
         (wire_ps as f64 / ndp.pull_rate).round() as u64
     }

@@ -38,6 +38,8 @@ struct PullFlow {
     sent: u32,
     /// Entropy of the flow's latest packet: its pulls travel like its ACKs.
     entropy: u16,
+    /// When the flow's last pull went (per-flow pacing).
+    last_ps: Option<u64>,
 }
 
 /// A pull to send: for `flow`, numbered `pull_no`, with the entropy of its ACKs.
@@ -75,6 +77,50 @@ impl PullQueue {
         self.last_ps.map_or(0, |t| t + gap_ps)
     }
 
+    /// When the next pull may go: with one pacer for the host, `gap_ps` after the last pull
+    /// (0 before the first); with one per flow (`per_flow`), the earliest of the waiting flows'
+    /// own last pull + `gap_ps`. None when no pull waits (released flows are dropped from the
+    /// turn here).
+    pub fn next_ready_ps(&mut self, gap_ps: u64, per_flow: bool) -> Option<u64> {
+        let flows = &self.flows;
+        self.turn.retain(|f| flows.contains_key(f));
+        if self.turn.is_empty() {
+            return None;
+        }
+        if !per_flow {
+            return Some(self.ready_ps(gap_ps));
+        }
+        self.turn
+            .iter()
+            .map(|f| self.flows[f].last_ps.map_or(0, |t| t + gap_ps))
+            .min()
+    }
+
+    /// Per-flow pacing: takes the pull of the first flow in turn whose own gap has passed at
+    /// `now_ps`.
+    pub fn pop_ready(&mut self, now_ps: u64, gap_ps: u64) -> Option<Pull> {
+        let flows = &self.flows;
+        let at = self.turn.iter().position(|f| {
+            flows
+                .get(f)
+                .is_some_and(|x| x.last_ps.map_or(0, |t| t + gap_ps) <= now_ps)
+        })?;
+        let flow = self.turn.remove(at).expect("position is in range");
+        let f = self.flows.get_mut(&flow).expect("found above");
+        f.waiting -= 1;
+        f.sent += 1;
+        f.last_ps = Some(now_ps);
+        if f.waiting > 0 {
+            self.turn.push_back(flow);
+        }
+        self.last_ps = Some(now_ps);
+        Some(Pull {
+            flow,
+            pull_no: f.sent,
+            entropy: f.entropy,
+        })
+    }
+
     /// Takes the next flow's pull, sent at `now_ps`.
     pub fn pop(&mut self, now_ps: u64) -> Option<Pull> {
         while let Some(flow) = self.turn.pop_front() {
@@ -84,6 +130,7 @@ impl PullQueue {
             debug_assert!(f.waiting > 0, "a flow in turn has pulls waiting");
             f.waiting -= 1;
             f.sent += 1;
+            f.last_ps = Some(now_ps);
             if f.waiting > 0 {
                 self.turn.push_back(flow);
             }
@@ -128,6 +175,32 @@ mod tests {
         q.release(1);
         assert_eq!(q.pop(0).map(|p| p.flow), Some(2));
         assert_eq!(q.pop(0), None);
+    }
+
+    /// One pacer per flow (opera-sim): each flow's pulls are a gap apart, but two flows'
+    /// pulls may go at the same instant; the host's single pacer spaces all of them.
+    #[test]
+    fn per_flow_pacers_space_each_flow_alone() {
+        let mut q = PullQueue::default();
+        for _ in 0..2 {
+            q.add(1, 0);
+            q.add(2, 0);
+        }
+        assert_eq!(q.next_ready_ps(100, true), Some(0));
+        let now: Vec<FlowId> = std::iter::from_fn(|| q.pop_ready(10, 100)).map(|p| p.flow).collect();
+        assert_eq!(now, [1, 2]);
+        assert_eq!(q.next_ready_ps(100, true), Some(110));
+        assert_eq!(q.pop_ready(109, 100), None);
+        assert_eq!(q.pop_ready(110, 100).map(|p| (p.flow, p.pull_no)), Some((1, 2)));
+        assert_eq!(q.pop_ready(110, 100).map(|p| (p.flow, p.pull_no)), Some((2, 2)));
+        assert_eq!(q.next_ready_ps(100, true), None);
+        // The host's pacer: one gap after the last pull, whoever it was for.
+        q.add(1, 0);
+        q.add(2, 0);
+        assert_eq!(q.next_ready_ps(100, false), Some(210));
+        q.release(1);
+        q.release(2);
+        assert_eq!(q.next_ready_ps(100, false), None);
     }
 
     #[test]

@@ -354,6 +354,38 @@ pub struct NdpConfig {
     /// `-pullrate 1`).
     #[schemars(range(max = 1), extend("exclusiveMinimum" = 0))]
     pub pull_rate: f64,
+    /// Who paces pulls: `"host"` (one pacer per receiving host shared by the flows it receives,
+    /// round-robin: the NDP paper's design) or `"flow"` (one pacer per flow, each pulling at
+    /// `pull_rate` on its own, as opera-sim's `main_ndp_dynexpTopology.cpp` builds a new
+    /// `NdpPullPacer` for every flow: k flows into one host pull k times its link rate).
+    pub pacer: NdpPacer,
+    /// The pull gap's packet: `"wire"` (payload + header + inter-frame gap) or `"payload"` (the
+    /// payload alone at the link rate: opera-sim's `NdpPullPacer`, whose drain time is
+    /// `Packet::data_packet_size()`, 1,436 B, so `-pullrate 1` pulls 1,500 B frames 4.5 % faster
+    /// than they fit the link).
+    pub pull_gap: NdpPullGap,
+}
+
+/// `host.ndp.pacer`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NdpPacer {
+    /// One pacer per receiving host, shared round-robin by its incoming flows.
+    #[default]
+    Host,
+    /// One pacer per incoming flow (opera-sim).
+    Flow,
+}
+
+/// `host.ndp.pull_gap`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NdpPullGap {
+    /// A full data packet's wire time: payload, header and inter-frame gap.
+    #[default]
+    Wire,
+    /// The payload's time alone (opera-sim).
+    Payload,
 }
 
 impl Default for NdpConfig {
@@ -361,6 +393,8 @@ impl Default for NdpConfig {
         NdpConfig {
             initial_window_pkts: 20,
             pull_rate: 1.0,
+            pacer: NdpPacer::Host,
+            pull_gap: NdpPullGap::Wire,
         }
     }
 }

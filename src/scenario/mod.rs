@@ -189,8 +189,14 @@ pub struct OperaConfig {
     /// (none left: an error naming `topology.uplinks`).
     pub realizations: u32,
     /// Most shortest paths per (superslice, rack pair) that the path enumeration of `weft validate`
-    /// lists (NSDI's "5paths" file); packets choose among all shortest next hops whatever it says.
+    /// lists (NSDI's "5paths" file); with `ll_paths = "shortest"` packets choose among all
+    /// shortest next hops whatever it says; with `"k_shortest"`, the number of paths per pair.
     pub max_paths: u32,
+    /// Low-latency routing: `"shortest"` (each ToR picks any next hop on a shortest path of the
+    /// label's superslice) or `"k_shortest"` (the NIC draws one of the `max_paths` shortest
+    /// loopless paths, of any length, per packet, as opera-sim's path files: its FCTs at 1 % load
+    /// show paths longer than the shortest ones).
+    pub ll_paths: OperaLlPaths,
     /// Build the factorization by lifting a ≤ 64-rack one (the authors' MATLAB generator) instead
     /// of a random edge colouring of J_N (the colouring gives better worst-case hops at k = 12,
     /// hence the default).
@@ -207,6 +213,20 @@ pub struct OperaConfig {
     /// Who plans RotorLB's slots, i.e. how a slot's direct capacity is shared (the guide's Fabrics
     /// page, Opera).
     pub rlb_planning: RlbPlanning,
+}
+
+/// `topology.opera.ll_paths`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OperaLlPaths {
+    /// Any next hop on a shortest path of the label's superslice, chosen by `lb.policy` at each
+    /// ToR.
+    #[default]
+    Shortest,
+    /// One of the `max_paths` shortest loopless paths (Yen's algorithm, any length; a directly
+    /// connected pair gets its circuit and longer detours), drawn per packet from its entropy
+    /// and followed hop by hop (opera-sim's source routes).
+    KShortest,
 }
 
 /// `topology.opera.rlb_planning`.
@@ -231,6 +251,7 @@ impl Default for OperaConfig {
             reconfig_ns: 10_000.0,
             realizations: 1,
             max_paths: 5,
+            ll_paths: OperaLlPaths::Shortest,
             lifting: false,
             bulk_cutoff_bytes: 15_000_000,
             valiant: true,

@@ -32,6 +32,10 @@ pub struct NdpParams {
     pub initial_window_pkts: u32,
     /// Pulls are paced at this fraction of the receiver's link rate.
     pub pull_rate: f64,
+    /// One pacer per flow instead of one per receiving host (`host.ndp.pacer = "flow"`).
+    pub per_flow_pacer: bool,
+    /// The pull gap counts the payload only (`host.ndp.pull_gap = "payload"`).
+    pub payload_gap: bool,
 }
 
 /// A flow's permission to send: the initial window plus pulls (and timeouts), less what

@@ -85,6 +85,7 @@ impl OperaFabric {
             realizations: o.realizations as usize,
             max_paths: o.max_paths as usize,
             lifting: o.lifting,
+            k_shortest: o.ll_paths == crate::scenario::OperaLlPaths::KShortest,
             seed: s.seed,
         })
     }
@@ -210,6 +211,46 @@ impl OperaFabric {
         count
     }
 
+    /// With `ll_paths = "k_shortest"`: the uplink of ToR `n` that the source route of a packet
+    /// from host `src` to host `dst` labelled `label` takes next. The route is path
+    /// `pick(entropy)` of the label's k-shortest paths from `src`'s rack (the same at every ToR,
+    /// so the packet follows one path, as if its NIC had stamped it). None without k-shortest
+    /// paths, when `dst` is in `n`'s rack, or when `n` is not on that path (a packet that does
+    /// not start at its source's ToR: a header a switch returned to its sender); the caller then
+    /// routes on shortest next hops.
+    #[inline]
+    pub fn source_route_port(
+        &self,
+        n: NodeId,
+        src: NodeId,
+        dst: NodeId,
+        label: u32,
+        entropy: u16,
+    ) -> Option<u16> {
+        if src >= self.rk.t0 || dst >= self.rk.t0 {
+            return None;
+        }
+        let (src_rack, dst_rack) = ((src / self.rk.d) as usize, (dst / self.rk.d) as usize);
+        let rack = (n - self.rk.t0) as usize;
+        if rack == dst_rack {
+            return None;
+        }
+        let paths = self.opera.ll_paths(label as usize, src_rack, dst_rack)?;
+        if paths.is_empty() {
+            return None;
+        }
+        let path = &paths[pick_path(entropy, paths.len())];
+        let s = label as usize;
+        let mut x = src_rack;
+        for &b in path.iter() {
+            if x == rack {
+                return Some((self.rk.d as usize + b as usize) as u16);
+            }
+            x = self.opera.matching(b as usize, s)[x] as usize;
+        }
+        None
+    }
+
     /// The downlink of ToR `n` to host `dst` if `dst` is in its rack.
     #[inline]
     pub fn downlink(&self, n: NodeId, dst: NodeId) -> Option<u16> {
@@ -261,6 +302,14 @@ impl OperaFabric {
     pub fn tier_uplinks(&self, _t: u8) -> u16 {
         self.rk.u as u16
     }
+}
+
+/// Which of `count` paths a packet with this entropy takes (a multiplicative hash of the
+/// entropy, so that neighbouring entropy values spread over the paths).
+#[inline]
+pub fn pick_path(entropy: u16, count: usize) -> usize {
+    let h = (entropy as u32 ^ 0x9e37).wrapping_mul(0x9e37_79b1);
+    ((h >> 16) as usize * count) >> 16
 }
 
 #[cfg(test)]
@@ -334,6 +383,77 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// With `ll_paths = "k_shortest"`, a packet follows, ToR by ToR, the one path its entropy
+    /// picks among the label's k shortest loopless paths from its source's rack, and every
+    /// circuit on it holds the matching the label planned from the label's start until the
+    /// next superslice's δ ends. Different packets of a directly connected pair take detours
+    /// over other uplinks too (shortest routing would put them all on the one circuit).
+    #[test]
+    fn k_shortest_source_routes_follow_the_picked_path_over_circuits_that_hold() {
+        let o = OperaFabric::new(&OperaParams {
+            racks: 12,
+            hosts_per_rack: 2,
+            uplinks: 4,
+            epsilon_ps: 20_000_000,
+            delta_ps: 1_700_000,
+            reconfig_ps: 2_000_000,
+            realizations: 20,
+            k_shortest: true,
+            seed: 1,
+            ..OperaParams::default()
+        })
+        .unwrap();
+        let s_count = o.opera.schedule().superslices();
+        let mut first_uplinks_of_direct_pairs = std::collections::BTreeSet::new();
+        for s in 0..s_count {
+            let times = window(&o, s);
+            for src_host in 0..o.num_hosts() {
+                let src = src_host / o.rk.d;
+                for dst_host in 0..o.num_hosts() {
+                    let dst = dst_host / o.rk.d;
+                    if dst == src {
+                        assert_eq!(o.source_route_port(o.rk.t0 + src, src_host, dst_host, s as u32, 0), None);
+                        continue;
+                    }
+                    let paths = o.opera.ll_paths(s, src as usize, dst as usize).unwrap();
+                    for entropy in [0u16, 1, 2, 77, 1000, 40_000, u16::MAX] {
+                        let path = &paths[pick_path(entropy, paths.len())];
+                        let mut tor = o.rk.t0 + src;
+                        for &b in path.iter() {
+                            let p = o
+                                .source_route_port(tor, src_host, dst_host, s as u32, entropy)
+                                .expect("on its own path");
+                            assert_eq!(p as u32, o.rk.d + b as u32);
+                            let planned = o.planned_peer(tor, p, s as u32);
+                            for &t in &times {
+                                assert_eq!(o.peer_at(tor, p, t), Some((planned, p)), "s {s} t {t}");
+                            }
+                            if paths[0].len() == 1 && tor == o.rk.t0 + src {
+                                first_uplinks_of_direct_pairs.insert((s, src, dst, p));
+                            }
+                            tor = planned;
+                        }
+                        assert_eq!(tor, o.rk.t0 + dst, "s {s} host {src_host} -> host {dst_host}");
+                        assert!(o.downlink(tor, dst_host).is_some());
+                        assert_eq!(o.source_route_port(tor, src_host, dst_host, s as u32, entropy), None);
+                    }
+                }
+            }
+        }
+        // Some direct pair sends over more than its one circuit.
+        let mut per_pair = std::collections::BTreeMap::new();
+        for (s, a, b, _) in &first_uplinks_of_direct_pairs {
+            *per_pair.entry((s, a, b)).or_insert(0) += 1;
+        }
+        assert!(per_pair.values().any(|&n| n > 1));
+        // The pick spreads entropies over the paths.
+        let mut hits = [0u32; 5];
+        for e in 0..=u16::MAX {
+            hits[pick_path(e, 5)] += 1;
+        }
+        assert!(hits.iter().all(|&h| h > 12_000), "{hits:?}");
     }
 
     /// An uplink is dark exactly during the r of the superslices its rotor reconfigures in,

@@ -39,6 +39,7 @@
 mod fabric;
 mod factorize;
 pub mod faults;
+pub mod kpaths;
 mod paths;
 mod schedule;
 mod timing;
@@ -84,6 +85,9 @@ pub struct OperaParams {
     /// Build J_N's factorization by lifting a ≤ 64-rack one when N > 64 (the authors'
     /// `MAIN.m`) instead of colouring J_N directly (the default; `factorize.rs` says why).
     pub lifting: bool,
+    /// Low-latency packets follow one of the `max_paths` shortest loopless paths (Yen's, any
+    /// length), drawn per packet, instead of any shortest next hop (`kpaths.rs`).
+    pub k_shortest: bool,
     pub seed: u64,
 }
 
@@ -102,6 +106,7 @@ impl Default for OperaParams {
             realizations: 1,
             max_paths: 5,
             lifting: false,
+            k_shortest: false,
             seed: 0,
         }
     }
@@ -174,6 +179,18 @@ impl OperaParams {
             return bad("topology.opera.max_paths", "must be ≥ 1 (got 0)".into());
         }
         let table = (self.racks / self.groups) as u128 * (self.racks as u128).pow(2);
+        if self.k_shortest && table > kpaths::MAX_SLOTS {
+            return bad(
+                "topology.opera.ll_paths",
+                format!(
+                    "\"k_shortest\" keeps a path slot per (superslice, rack pair): {table} for \
+                     {} racks in {} groups, more than the {} this version allows",
+                    self.racks,
+                    self.groups,
+                    kpaths::MAX_SLOTS
+                ),
+            );
+        }
         if table > MAX_HOP_TABLE_BYTES {
             return bad(
                 "topology.racks",
@@ -231,6 +248,8 @@ pub struct Opera {
     schedule: Schedule,
     paths: Paths,
     realization: usize,
+    /// With `k_shortest`: the k-shortest loopless path sets, filled on demand.
+    kpaths: Option<kpaths::KPaths>,
 }
 
 impl Opera {
@@ -260,6 +279,9 @@ impl Opera {
         match best {
             Some((schedule, paths, realization)) => Ok(Opera {
                 params: p.clone(),
+                kpaths: p.k_shortest.then(|| {
+                    kpaths::KPaths::new(p.racks, schedule.superslices(), p.max_paths)
+                }),
                 schedule,
                 paths,
                 realization,
@@ -334,8 +356,17 @@ impl Opera {
         self.paths.next_hops(&self.schedule, superslice, rack, dst)
     }
 
-    /// Bytes held on the heap (matchings and hop table).
+    /// With `k_shortest`, the up to `max_paths` shortest loopless paths (rotor sequences,
+    /// shortest first) from rack `src` to rack `dst` in `superslice`; None without it.
+    pub fn ll_paths(&self, superslice: usize, src: usize, dst: usize) -> Option<&[Box<[u16]>]> {
+        let k = self.kpaths.as_ref()?;
+        Some(k.get(&self.schedule, superslice, src, dst))
+    }
+
+    /// Bytes held on the heap (matchings, hop table, empty k-shortest slots).
     pub fn heap_bytes(&self) -> usize {
-        self.schedule.heap_bytes() + self.paths.heap_bytes()
+        self.schedule.heap_bytes()
+            + self.paths.heap_bytes()
+            + self.kpaths.as_ref().map_or(0, |k| k.heap_bytes())
     }
 }

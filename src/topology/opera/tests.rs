@@ -18,6 +18,7 @@ fn params(racks: usize, uplinks: usize, groups: usize, seed: u64) -> OperaParams
         realizations: 1,
         max_paths: 5,
         lifting: false,
+        k_shortest: false,
         seed,
     }
 }
