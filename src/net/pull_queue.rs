@@ -187,12 +187,20 @@ mod tests {
             q.add(2, 0);
         }
         assert_eq!(q.next_ready_ps(100, true), Some(0));
-        let now: Vec<FlowId> = std::iter::from_fn(|| q.pop_ready(10, 100)).map(|p| p.flow).collect();
+        let now: Vec<FlowId> = std::iter::from_fn(|| q.pop_ready(10, 100))
+            .map(|p| p.flow)
+            .collect();
         assert_eq!(now, [1, 2]);
         assert_eq!(q.next_ready_ps(100, true), Some(110));
         assert_eq!(q.pop_ready(109, 100), None);
-        assert_eq!(q.pop_ready(110, 100).map(|p| (p.flow, p.pull_no)), Some((1, 2)));
-        assert_eq!(q.pop_ready(110, 100).map(|p| (p.flow, p.pull_no)), Some((2, 2)));
+        assert_eq!(
+            q.pop_ready(110, 100).map(|p| (p.flow, p.pull_no)),
+            Some((1, 2))
+        );
+        assert_eq!(
+            q.pop_ready(110, 100).map(|p| (p.flow, p.pull_no)),
+            Some((2, 2))
+        );
         assert_eq!(q.next_ready_ps(100, true), None);
         // The host's pacer: one gap after the last pull, whoever it was for.
         q.add(1, 0);

@@ -194,15 +194,17 @@ impl Switch {
             }
             match o.downlink(self.id, pkt.dst) {
                 Some(p) => Route::Port(p),
-                None => match o.source_route_port(self.id, pkt.src, pkt.dst, pkt.via, pkt.entropy) {
-                    Some(p) => Route::Port(p),
-                    None => {
-                    let mut buf = [0u16; MAX_UPLINKS];
-                    let count = o.next_hop_ports(self.id, pkt.dst, pkt.via, &mut buf);
-                    hop_buf = buf;
-                    Route::Choice(Candidates::List(&hop_buf[..count]))
+                None => {
+                    match o.source_route_port(self.id, pkt.src, pkt.dst, pkt.via, pkt.entropy) {
+                        Some(p) => Route::Port(p),
+                        None => {
+                            let mut buf = [0u16; MAX_UPLINKS];
+                            let count = o.next_hop_ports(self.id, pkt.dst, pkt.via, &mut buf);
+                            hop_buf = buf;
+                            Route::Choice(Candidates::List(&hop_buf[..count]))
+                        }
                     }
-                },
+                }
             }
         } else if pkt.flags & flags::VALIANT_UP != 0 {
             crate::lb::valiant::route(&m.fabric, self.id, &mut pkt, now_ps)

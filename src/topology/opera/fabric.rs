@@ -414,7 +414,10 @@ mod tests {
                 for dst_host in 0..o.num_hosts() {
                     let dst = dst_host / o.rk.d;
                     if dst == src {
-                        assert_eq!(o.source_route_port(o.rk.t0 + src, src_host, dst_host, s as u32, 0), None);
+                        assert_eq!(
+                            o.source_route_port(o.rk.t0 + src, src_host, dst_host, s as u32, 0),
+                            None
+                        );
                         continue;
                     }
                     let paths = o.opera.ll_paths(s, src as usize, dst as usize).unwrap();
@@ -435,9 +438,16 @@ mod tests {
                             }
                             tor = planned;
                         }
-                        assert_eq!(tor, o.rk.t0 + dst, "s {s} host {src_host} -> host {dst_host}");
+                        assert_eq!(
+                            tor,
+                            o.rk.t0 + dst,
+                            "s {s} host {src_host} -> host {dst_host}"
+                        );
                         assert!(o.downlink(tor, dst_host).is_some());
-                        assert_eq!(o.source_route_port(tor, src_host, dst_host, s as u32, entropy), None);
+                        assert_eq!(
+                            o.source_route_port(tor, src_host, dst_host, s as u32, entropy),
+                            None
+                        );
                     }
                 }
             }

@@ -22,13 +22,16 @@ use super::schedule::Schedule;
 /// k = 12 fabric needs 1.26 M.
 pub const MAX_SLOTS: u128 = 1 << 26;
 
+/// One (superslice, src, dst)'s paths, shortest first; each path the rotor taken at each hop.
+type PathSet = Box<[Box<[u16]>]>;
+
 /// Lazily computed k-shortest loopless path sets of every (superslice, src, dst).
 #[derive(Debug)]
 pub struct KPaths {
     racks: usize,
     superslices: usize,
     k: usize,
-    slots: Vec<OnceLock<Box<[Box<[u16]>]>>>,
+    slots: Vec<OnceLock<PathSet>>,
 }
 
 impl Clone for KPaths {
@@ -60,7 +63,13 @@ impl KPaths {
 
     /// The up to `k` shortest loopless paths from `src` to `dst` in `superslice` (taken modulo
     /// the cycle), shortest first; empty when `src == dst`.
-    pub fn get(&self, sched: &Schedule, superslice: usize, src: usize, dst: usize) -> &[Box<[u16]>] {
+    pub fn get(
+        &self,
+        sched: &Schedule,
+        superslice: usize,
+        src: usize,
+        dst: usize,
+    ) -> &[Box<[u16]>] {
         if src == dst {
             return &[];
         }
@@ -76,7 +85,7 @@ impl KPaths {
 
     /// Bytes held on the heap by the empty slots (filled ones add their paths).
     pub fn heap_bytes(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<OnceLock<Box<[Box<[u16]>]>>>()
+        self.slots.capacity() * std::mem::size_of::<OnceLock<PathSet>>()
     }
 }
 

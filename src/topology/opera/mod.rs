@@ -279,9 +279,9 @@ impl Opera {
         match best {
             Some((schedule, paths, realization)) => Ok(Opera {
                 params: p.clone(),
-                kpaths: p.k_shortest.then(|| {
-                    kpaths::KPaths::new(p.racks, schedule.superslices(), p.max_paths)
-                }),
+                kpaths: p
+                    .k_shortest
+                    .then(|| kpaths::KPaths::new(p.racks, schedule.superslices(), p.max_paths)),
                 schedule,
                 paths,
                 realization,
