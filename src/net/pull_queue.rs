@@ -106,7 +106,27 @@ impl PullQueue {
                 .is_some_and(|x| x.last_ps.map_or(0, |t| t + gap_ps) <= now_ps)
         })?;
         let flow = self.turn.remove(at).expect("position is in range");
-        let f = self.flows.get_mut(&flow).expect("found above");
+        Some(self.send(flow, now_ps))
+    }
+
+    /// Takes the next flow's pull, sent at `now_ps`.
+    pub fn pop(&mut self, now_ps: u64) -> Option<Pull> {
+        while let Some(flow) = self.turn.pop_front() {
+            if self.flows.contains_key(&flow) {
+                return Some(self.send(flow, now_ps));
+            } // else released
+        }
+        None
+    }
+
+    /// Sends one pull of `flow` (taken off `turn`, still registered) at `now_ps`; the flow
+    /// goes back to the end of `turn` while it has pulls waiting.
+    fn send(&mut self, flow: FlowId, now_ps: u64) -> Pull {
+        let f = self
+            .flows
+            .get_mut(&flow)
+            .expect("a flow in turn is registered");
+        debug_assert!(f.waiting > 0, "a flow in turn has pulls waiting");
         f.waiting -= 1;
         f.sent += 1;
         f.last_ps = Some(now_ps);
@@ -114,34 +134,11 @@ impl PullQueue {
             self.turn.push_back(flow);
         }
         self.last_ps = Some(now_ps);
-        Some(Pull {
+        Pull {
             flow,
             pull_no: f.sent,
             entropy: f.entropy,
-        })
-    }
-
-    /// Takes the next flow's pull, sent at `now_ps`.
-    pub fn pop(&mut self, now_ps: u64) -> Option<Pull> {
-        while let Some(flow) = self.turn.pop_front() {
-            let Some(f) = self.flows.get_mut(&flow) else {
-                continue; // released
-            };
-            debug_assert!(f.waiting > 0, "a flow in turn has pulls waiting");
-            f.waiting -= 1;
-            f.sent += 1;
-            f.last_ps = Some(now_ps);
-            if f.waiting > 0 {
-                self.turn.push_back(flow);
-            }
-            self.last_ps = Some(now_ps);
-            return Some(Pull {
-                flow,
-                pull_no: f.sent,
-                entropy: f.entropy,
-            });
         }
-        None
     }
 }
 

@@ -318,6 +318,11 @@ mod tests {
 
     /// 12 racks × 2 hosts, 4 rotors, slices of ε 20 µs + δ 1.7 µs + r 2 µs.
     fn small() -> OperaFabric {
+        small_with(false)
+    }
+
+    /// `small()`, its low-latency traffic over k-shortest paths or not.
+    fn small_with(k_shortest: bool) -> OperaFabric {
         OperaFabric::new(&OperaParams {
             racks: 12,
             hosts_per_rack: 2,
@@ -326,6 +331,7 @@ mod tests {
             delta_ps: 1_700_000,
             reconfig_ps: 2_000_000,
             realizations: 20,
+            k_shortest,
             seed: 1,
             ..OperaParams::default()
         })
@@ -392,19 +398,7 @@ mod tests {
     /// over other uplinks too (shortest routing would put them all on the one circuit).
     #[test]
     fn k_shortest_source_routes_follow_the_picked_path_over_circuits_that_hold() {
-        let o = OperaFabric::new(&OperaParams {
-            racks: 12,
-            hosts_per_rack: 2,
-            uplinks: 4,
-            epsilon_ps: 20_000_000,
-            delta_ps: 1_700_000,
-            reconfig_ps: 2_000_000,
-            realizations: 20,
-            k_shortest: true,
-            seed: 1,
-            ..OperaParams::default()
-        })
-        .unwrap();
+        let o = small_with(true);
         let s_count = o.opera.schedule().superslices();
         let mut first_uplinks_of_direct_pairs = std::collections::BTreeSet::new();
         for s in 0..s_count {
