@@ -756,41 +756,7 @@ impl Scenario {
     fn validate_queues(&self, data_bytes: u64) -> Result<()> {
         let sw = &self.switch;
         self.validate_shared_buffer(data_bytes)?;
-        // The most a port's FIFO can hold, for the ECN thresholds: its buffer, or with a
-        // shared buffer the pool (`buffer_bytes` is no cap then; an unset pool depends on
-        // each switch's ports, so it is not checked here).
-        let (buffer_field, buffer) = match sw.buffer {
-            BufferMode::PerPort => ("switch.buffer_bytes", sw.buffer_bytes.limit()),
-            BufferMode::Shared => (
-                "switch.shared_buffer_bytes",
-                sw.shared_buffer_bytes.unwrap_or(u64::MAX),
-            ),
-        };
-        if sw.trim {
-            if sw.trim_bytes == 0 || sw.trim_bytes as u64 > data_bytes {
-                bail_field!(
-                    "switch.trim_bytes",
-                    "must be from 1 to a data packet's {data_bytes} bytes (got {})",
-                    sw.trim_bytes
-                );
-            }
-            // A shared pool is always finite (validated below).
-            if sw.buffer_bytes == BufferBytes::Unlimited && sw.buffer == BufferMode::PerPort {
-                bail_field!("switch.trim", "trimming needs a finite switch.buffer_bytes");
-            }
-            if sw.priority_control == Some(false) {
-                bail_field!(
-                    "switch.priority_control",
-                    "trimmed headers travel in the priority queue: cannot be false with switch.trim"
-                );
-            }
-            if self.host.cc == CcKind::None {
-                bail_field!(
-                    "switch.trim",
-                    "needs a transport that recovers trimmed packets (host.cc other than \"none\")"
-                );
-            }
-        }
+        self.validate_trim(data_bytes)?;
         if !(0.0..=1.0).contains(&sw.loss_fraction) {
             bail_field!(
                 "switch.loss_fraction",
@@ -837,6 +803,56 @@ impl Scenario {
                 );
             }
         }
+        self.validate_ecn_thresholds()?;
+        Ok(())
+    }
+
+    /// `switch.trim` and `switch.trim_bytes`: a trimmed header of 1 byte up to a data
+    /// packet (`data_bytes`), a finite buffer, the priority queue and a transport that
+    /// recovers trimmed packets.
+    fn validate_trim(&self, data_bytes: u64) -> Result<()> {
+        let sw = &self.switch;
+        if sw.trim {
+            if sw.trim_bytes == 0 || sw.trim_bytes as u64 > data_bytes {
+                bail_field!(
+                    "switch.trim_bytes",
+                    "must be from 1 to a data packet's {data_bytes} bytes (got {})",
+                    sw.trim_bytes
+                );
+            }
+            // A shared pool is always finite (validated below).
+            if sw.buffer_bytes == BufferBytes::Unlimited && sw.buffer == BufferMode::PerPort {
+                bail_field!("switch.trim", "trimming needs a finite switch.buffer_bytes");
+            }
+            if sw.priority_control == Some(false) {
+                bail_field!(
+                    "switch.priority_control",
+                    "trimmed headers travel in the priority queue: cannot be false with switch.trim"
+                );
+            }
+            if self.host.cc == CcKind::None {
+                bail_field!(
+                    "switch.trim",
+                    "needs a transport that recovers trimmed packets (host.cc other than \"none\")"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The ECN thresholds (step or ramp), in bytes: below the most a port's FIFO can hold.
+    fn validate_ecn_thresholds(&self) -> Result<()> {
+        let sw = &self.switch;
+        // The most a port's FIFO can hold, for the ECN thresholds: its buffer, or with a
+        // shared buffer the pool (`buffer_bytes` is no cap then; an unset pool depends on
+        // each switch's ports, so it is not checked here).
+        let (buffer_field, buffer) = match sw.buffer {
+            BufferMode::PerPort => ("switch.buffer_bytes", sw.buffer_bytes.limit()),
+            BufferMode::Shared => (
+                "switch.shared_buffer_bytes",
+                sw.shared_buffer_bytes.unwrap_or(u64::MAX),
+            ),
+        };
         match sw.ecn {
             EcnMode::Step if sw.ecn_threshold_bytes > buffer => bail_field!(
                 "switch.ecn_threshold_bytes",
