@@ -12,6 +12,7 @@ use crate::model::Model;
 use crate::scenario::Scenario;
 use crate::time::PS_PER_US;
 use anyhow::{bail, Result};
+use crossbeam::utils::CachePadded;
 use serde::{Deserialize, Serialize};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -216,7 +217,69 @@ pub fn simulate_checkpointed(
     comm: &dyn Comm,
 ) -> Result<Outcome> {
     let start = Instant::now();
-    let root = comm.rank() == 0;
+    let (run, from) = set_up_run(s, opts, ck, comm, start)?;
+    let (mut partitions, outboxes, ending, loop_stats) = match run_loop(s, ck, comm, &run, from)? {
+        Ran::Ended {
+            parts,
+            outboxes,
+            ending,
+            loop_stats,
+        } => (parts, outboxes, ending, loop_stats),
+        Ran::Saved(saved) => return Ok(Outcome::Checkpointed(saved)),
+    };
+
+    // Close the statistics window at the global last event.
+    let local_last = partitions
+        .iter()
+        .map(|p| p.metrics.counters.last_event_ps)
+        .max()
+        .unwrap_or(0);
+    let end_ps = u64::MAX - comm.min_u64(u64::MAX - local_last);
+    let report = rank_report(
+        &run,
+        &mut partitions,
+        &outboxes,
+        end_ps,
+        loop_stats,
+        run.resumed_events,
+    );
+    let bytes = bincode::serde::encode_to_vec(&report, bincode::config::standard())?;
+    let Some(all) = comm.gather_bytes(&bytes) else {
+        return Ok(Outcome::Finished(None));
+    };
+    let merged = merge_reports(&run.m, &all)?;
+    check_conservation(&run.m, &merged)?;
+    Ok(Outcome::Finished(Some(Box::new(run_output(
+        s, comm, &run, merged, end_ps, ending, start,
+    )))))
+}
+
+/// A run ready to start: its options (the partition count a restart takes from its
+/// checkpoint filled in), model, plan and thread pool.
+struct Run {
+    opts: RunOptions,
+    m: Model,
+    plan: Plan,
+    pool: Option<rayon::ThreadPool>,
+    scenario_hash: u64,
+    /// Building the model and the plan, from the start of the run, in s.
+    setup_wall_s: f64,
+    /// The checkpoint's simulated time, if the run resumes from one, in ps.
+    resumed_at_ps: Option<u64>,
+    /// Events this rank's partitions had processed before the resume (0 without one).
+    resumed_events: u64,
+}
+
+/// Set-up or restore: opens the checkpoint `ck` restarts from, builds the model and plan,
+/// and this rank's partitions, restored or fresh (a fresh start is one from time 0 with
+/// empty loop statistics). Every step's errors are agreed on by all ranks.
+fn set_up_run(
+    s: &Scenario,
+    opts: &RunOptions,
+    ck: &CheckpointOptions,
+    comm: &dyn Comm,
+    start: Instant,
+) -> Result<(Run, checkpoint::Restored)> {
     let scenario_hash = checkpoint::scenario_hash(s);
     let opened = match &ck.restart {
         Some(dir) => Some(agree(checkpoint::open(dir, s, comm), comm)?),
@@ -228,8 +291,7 @@ pub fn simulate_checkpointed(
     if let (Some(o), None, None) = (&opened, opts.partitions, &opts.plan_file) {
         opts.partitions = Some(o.header().partitions);
     }
-    let opts = &opts;
-    let setup = setup(s, opts, comm);
+    let setup = setup(s, &opts, comm);
     let setup_wall_s = start.elapsed().as_secs_f64();
     let (m, plan) = agree(setup, comm)?;
     // Multi-rank runs always get a pool: the exchange between ranks encodes and decodes on it.
@@ -253,24 +315,60 @@ pub fn simulate_checkpointed(
     let resumed_events: u64 = restored.as_ref().map_or(0, |r| {
         r.parts.iter().map(|(p, _)| p.metrics.counters.events).sum()
     });
-    let (partitions, stats, boundary_ps) = match restored {
-        Some(r) => (r.parts, r.stats, r.boundary_ps),
-        None => (
-            build_partitions(&m, &plan, comm, pool.as_ref()),
-            LoopStats::default(),
-            0,
-        ),
+    let from = match restored {
+        Some(r) => r,
+        None => checkpoint::Restored {
+            parts: build_partitions(&m, &plan, comm, pool.as_ref()),
+            stats: LoopStats::default(),
+            boundary_ps: 0,
+        },
     };
+    let run = Run {
+        opts,
+        m,
+        plan,
+        pool,
+        scenario_hash,
+        setup_wall_s,
+        resumed_at_ps,
+        resumed_events,
+    };
+    Ok((run, from))
+}
 
-    let progress_on =
-        comm.broadcast_bytes(&[(opts.progress || std::io::stderr().is_terminal()) as u8])[0] == 1;
+/// How the run loop stopped.
+enum Ran {
+    /// At the run's end: the partitions, their outboxes and the loop's statistics.
+    Ended {
+        parts: Vec<CachePadded<Partition>>,
+        outboxes: Vec<Outbox>,
+        ending: Ending,
+        loop_stats: LoopStats,
+    },
+    /// After writing a checkpoint.
+    Saved(checkpoint::Saved),
+}
+
+/// The run loop: drives the engine from `from` to `end_us` (or until a checkpoint stops
+/// it), with progress on rank 0's stderr when asked for or on a terminal.
+fn run_loop(
+    s: &Scenario,
+    ck: &CheckpointOptions,
+    comm: &dyn Comm,
+    run: &Run,
+    from: checkpoint::Restored,
+) -> Result<Ran> {
+    let m = &run.m;
+    let progress_on = comm
+        .broadcast_bytes(&[(run.opts.progress || std::io::stderr().is_terminal()) as u8])[0]
+        == 1;
     let total_bytes = (0..m.fabric.num_hosts)
         .map(|h| m.workload.bytes_of(h))
         .sum();
-    let mut progress = Progress::new(progress_on && root, total_bytes);
-    let mut engine = Engine::new(partitions, &m, &plan, comm, pool.as_ref());
-    engine.stats = stats;
-    engine.boundary_ps = boundary_ps;
+    let mut progress = Progress::new(progress_on && comm.rank() == 0, total_bytes);
+    let mut engine = Engine::new(from.parts, m, &run.plan, comm, run.pool.as_ref());
+    engine.stats = from.stats;
+    engine.boundary_ps = from.boundary_ps;
     let mut tick = |p: ProgressSample| progress.tick(p);
     let stop_ps = s.end_us.map_or(crate::time::NEVER_PS, |us| {
         (us * PS_PER_US as f64).round() as u64
@@ -279,24 +377,32 @@ pub fn simulate_checkpointed(
         &mut engine,
         stop_ps,
         ck,
-        scenario_hash,
+        run.scenario_hash,
         progress_on.then_some(&mut tick as &mut dyn FnMut(ProgressSample)),
     );
     progress.finish();
-    let ending = match drove? {
-        Drove::Ended(e) => e,
-        Drove::Saved(saved) => return Ok(Outcome::Checkpointed(saved)),
-    };
-    let loop_stats = engine.stats;
-    let (mut partitions, outboxes) = (engine.parts, engine.outboxes);
+    Ok(match drove? {
+        Drove::Ended(ending) => Ran::Ended {
+            loop_stats: engine.stats,
+            parts: engine.parts,
+            outboxes: engine.outboxes,
+            ending,
+        },
+        Drove::Saved(saved) => Ran::Saved(saved),
+    })
+}
 
-    // Close the statistics window at the global last event.
-    let local_last = partitions
-        .iter()
-        .map(|p| p.metrics.counters.last_event_ps)
-        .max()
-        .unwrap_or(0);
-    let end_ps = u64::MAX - comm.min_u64(u64::MAX - local_last);
+/// This rank's report to rank 0: its partitions' metrics, with the statistics window
+/// closed at `end_ps`, merged, and the packets still held in them or their outboxes.
+fn rank_report(
+    run: &Run,
+    partitions: &mut [CachePadded<Partition>],
+    outboxes: &[Outbox],
+    end_ps: u64,
+    loop_stats: LoopStats,
+    resumed_events: u64,
+) -> RankReport {
+    let m = &run.m;
     let mut report = RankReport {
         counters: Counters::new(),
         stages: vec![StageStats::default(); m.fabric.stage_names().len()],
@@ -321,10 +427,10 @@ pub fn simulate_checkpointed(
         resumed_events,
     };
     let mut metrics = Metrics::default();
-    for (p, outbox) in partitions.iter_mut().zip(&outboxes) {
-        p.finish_samples(&m, end_ps);
+    for (p, outbox) in partitions.iter_mut().zip(outboxes) {
+        p.finish_samples(m, end_ps);
         metrics.merge(&p.metrics);
-        for (acc, st) in report.stages.iter_mut().zip(p.stage_stats(&m, end_ps)) {
+        for (acc, st) in report.stages.iter_mut().zip(p.stage_stats(m, end_ps)) {
             acc.merge(&st);
         }
         let [d, a, adv, pulls] = p.packets_held(outbox);
@@ -358,20 +464,39 @@ pub fn simulate_checkpointed(
         .collect();
     report.latency_v2 = histogram_wire::encode(&metrics.latency_ns);
     report.fct_v2 = histogram_wire::encode(&metrics.fct_ns);
-    let bytes = bincode::serde::encode_to_vec(&report, bincode::config::standard())?;
-    let Some(all) = comm.gather_bytes(&bytes) else {
-        return Ok(Outcome::Finished(None));
-    };
+    report
+}
 
-    let mut merged = Metrics::default();
-    let mut stages = vec![StageStats::default(); m.fabric.stage_names().len()];
-    let (mut data_held, mut acks_held, mut incomplete, mut peak_rss) = (0, 0, 0, 0);
-    let (mut adverts_held, mut pulls_held) = (0, 0);
-    let mut resumed_events = 0;
-    let mut loop_stats = LoopStats::default();
-    let mut rank_loop_stats = Vec::with_capacity(all.len());
-    let mut rank_events = Vec::with_capacity(all.len());
-    let mut node_events = vec![0u64; m.fabric.num_nodes() as usize];
+/// All ranks' reports merged on rank 0.
+#[derive(Default)]
+struct Merged {
+    metrics: Metrics,
+    stages: Vec<StageStats>,
+    data_held: u64,
+    acks_held: u64,
+    adverts_held: u64,
+    pulls_held: u64,
+    incomplete: u64,
+    /// The largest rank's peak RSS, in bytes.
+    peak_rss_bytes: u64,
+    resumed_events: u64,
+    /// Rank 0's loop statistics, with the walls the slowest rank's and the messages summed.
+    loop_stats: LoopStats,
+    rank_loop_stats: Vec<LoopStats>,
+    rank_events: Vec<u64>,
+    node_events: Vec<u64>,
+}
+
+/// Decodes and merges the ranks' reports `all` (by rank), sorting the merged logs.
+fn merge_reports(m: &Model, all: &[Vec<u8>]) -> Result<Merged> {
+    let mut out = Merged {
+        stages: vec![StageStats::default(); m.fabric.stage_names().len()],
+        rank_loop_stats: Vec::with_capacity(all.len()),
+        rank_events: Vec::with_capacity(all.len()),
+        node_events: vec![0u64; m.fabric.num_nodes() as usize],
+        ..Merged::default()
+    };
+    let merged = &mut out.metrics;
     for (rank, b) in all.iter().enumerate() {
         let (r, _): (RankReport, usize) =
             bincode::serde::decode_from_slice(b, bincode::config::standard())?;
@@ -406,24 +531,26 @@ pub fn simulate_checkpointed(
             .map(|b| histogram_wire::decode(b))
             .collect();
         crate::metrics::merge_indexed(&mut merged.phase_fct_ns, &phase_fct);
-        for (acc, st) in stages.iter_mut().zip(&r.stages) {
+        for (acc, st) in out.stages.iter_mut().zip(&r.stages) {
             acc.merge(st);
         }
         for &(n, e) in &r.node_events {
-            node_events[n as usize] += e;
+            out.node_events[n as usize] += e;
         }
-        rank_events.push(r.node_events.iter().map(|&(_, e)| e).sum::<u64>());
-        data_held += r.data_held;
-        acks_held += r.acks_held;
-        adverts_held += r.adverts_held;
-        pulls_held += r.pulls_held;
-        resumed_events += r.resumed_events;
-        incomplete += r.incomplete;
-        peak_rss = peak_rss.max(r.peak_rss_bytes);
+        out.rank_events
+            .push(r.node_events.iter().map(|&(_, e)| e).sum::<u64>());
+        out.data_held += r.data_held;
+        out.acks_held += r.acks_held;
+        out.adverts_held += r.adverts_held;
+        out.pulls_held += r.pulls_held;
+        out.resumed_events += r.resumed_events;
+        out.incomplete += r.incomplete;
+        out.peak_rss_bytes = out.peak_rss_bytes.max(r.peak_rss_bytes);
         let l = &r.loop_stats;
-        rank_loop_stats.push(*l);
+        out.rank_loop_stats.push(*l);
+        let loop_stats = &mut out.loop_stats;
         if rank == 0 {
-            loop_stats = *l;
+            *loop_stats = *l;
         }
         loop_stats.process_wall_s = loop_stats.process_wall_s.max(l.process_wall_s);
         loop_stats.sync_wall_s = loop_stats.sync_wall_s.max(l.sync_wall_s);
@@ -433,8 +560,15 @@ pub fn simulate_checkpointed(
             loop_stats.remote_bytes += l.remote_bytes;
         }
     }
-    merged.sort_logs();
-    let c = &merged.counters;
+    out.metrics.sort_logs();
+    Ok(out)
+}
+
+/// The conservation laws a finished run must keep, over all ranks: packets, pulls, adverts,
+/// and (once every flow has completed) payload bytes.
+fn check_conservation(m: &Model, merged: &Merged) -> Result<()> {
+    let c = &merged.metrics.counters;
+    let (data_held, acks_held) = (merged.data_held, merged.acks_held);
     // Packet conservation: every data packet sent was delivered whole, delivered as a
     // trimmed header, returned to its sender (as a NACK, counted with the ACKs), dropped,
     // or is still held; every ACK or NACK delivered, dropped or
@@ -457,23 +591,23 @@ pub fn simulate_checkpointed(
     }
     // NDP pulls (counted with the control packets above) on their own: delivered, dropped
     // or held.
-    if c.pulls_sent != c.pulls_delivered + c.pulls_dropped + pulls_held {
+    if c.pulls_sent != c.pulls_delivered + c.pulls_dropped + merged.pulls_held {
         bail!(
             "pull conservation violated: sent {} != delivered {} + dropped {} + held {}",
             c.pulls_sent,
             c.pulls_delivered,
             c.pulls_dropped,
-            pulls_held
+            merged.pulls_held
         );
     }
     // LB adverts (switch to switch, never dropped: they bypass admission) are consumed at
     // the other end of their link or still held.
-    if c.adverts_sent != c.adverts_delivered + adverts_held {
+    if c.adverts_sent != c.adverts_delivered + merged.adverts_held {
         bail!(
             "advert conservation violated: sent {} != delivered {} + held {}",
             c.adverts_sent,
             c.adverts_delivered,
-            adverts_held
+            merged.adverts_held
         );
     }
     // Byte conservation: once every flow has completed, receivers got every payload byte
@@ -481,13 +615,28 @@ pub fn simulate_checkpointed(
     let workload_bytes: u64 = (0..m.fabric.num_hosts)
         .map(|h| m.workload.bytes_of(h))
         .sum();
-    if incomplete == 0 && c.payload_bytes_delivered != workload_bytes {
+    if merged.incomplete == 0 && c.payload_bytes_delivered != workload_bytes {
         bail!(
             "byte conservation violated: receivers got {} distinct payload bytes of a {}-byte workload",
             c.payload_bytes_delivered,
             workload_bytes
         );
     }
+    Ok(())
+}
+
+/// Result assembly on rank 0: the merged measurements with the model's facts, the
+/// workload's lower bounds, the plan and the run's wall times (up to now, from `start`).
+fn run_output(
+    s: &Scenario,
+    comm: &dyn Comm,
+    run: &Run,
+    merged: Merged,
+    end_ps: u64,
+    ending: Ending,
+    start: Instant,
+) -> RunOutput {
+    let (m, plan) = (&run.m, &run.plan);
     let bound_inputs = BoundInputs {
         fabric: &m.fabric,
         workload: &m.workload,
@@ -497,7 +646,7 @@ pub fn simulate_checkpointed(
         gap_bytes: m.interframe_bytes as u64,
         forwarding_ps: m.forwarding_ps,
     };
-    Ok(Outcome::Finished(Some(Box::new(RunOutput {
+    RunOutput {
         cct_lower_bound_ps: lower_bound_ps(s, &bound_inputs),
         phase_names: m.workload.phase_names().to_vec(),
         fct_bins_bytes: m.fct_bins_bytes.clone(),
@@ -505,36 +654,36 @@ pub fn simulate_checkpointed(
         opera: m.fabric.opera().map(|o| o.facts()),
         payload_bytes: m.payload_bytes,
         header_bytes: m.header_bytes,
-        node_events,
+        node_events: merged.node_events,
         phase_lower_bounds_ps: phase_lower_bounds_ps(&bound_inputs),
-        metrics: merged,
-        stages,
+        metrics: merged.metrics,
+        stages: merged.stages,
         stage_names: m.fabric.stage_names(),
         switch_tier_names: m.fabric.switch_tier_names(),
         flows_total: m.workload.total_flows(m.fabric.num_hosts),
-        flows_incomplete: incomplete,
-        data_in_flight: data_held,
-        acks_in_flight: acks_held,
+        flows_incomplete: merged.incomplete,
+        data_in_flight: merged.data_held,
+        acks_in_flight: merged.acks_held,
         end_ps,
         ending,
         hosts: m.fabric.num_hosts,
         failed_links: m.fabric.failed_links().len(),
         rho_max: m.rho_max.map(|r| r.rho_max),
         switches: m.fabric.num_switches(),
-        loop_stats,
-        rank_loop_stats,
-        rank_events,
+        loop_stats: merged.loop_stats,
+        rank_loop_stats: merged.rank_loop_stats,
+        rank_events: merged.rank_events,
         wall_s: start.elapsed().as_secs_f64(),
-        setup_wall_s,
-        threads: opts.threads,
+        setup_wall_s: run.setup_wall_s,
+        threads: run.opts.threads,
         ranks: comm.ranks(),
         partitions: plan.parts,
         lookahead_ps: plan.lookahead_ps,
         cut_links: plan.cut_links,
-        peak_rss_bytes: peak_rss,
-        resumed_at_ps,
-        resumed_events,
-    }))))
+        peak_rss_bytes: merged.peak_rss_bytes,
+        resumed_at_ps: run.resumed_at_ps,
+        resumed_events: merged.resumed_events,
+    }
 }
 
 /// This rank's partitions, built from the model (in parallel on the pool).

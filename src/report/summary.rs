@@ -1,4 +1,5 @@
 use crate::engine::Ending;
+use crate::metrics::Counters;
 use crate::sim::RunOutput;
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -47,44 +48,68 @@ fn ns(ps: u64) -> f64 {
     ps as f64 / 1000.0
 }
 
+/// The per-stage maps of a summary's results (JSON objects keyed by stage name).
+#[derive(Default)]
+struct StageMaps {
+    queues: Map<String, Value>,
+    util: Map<String, Value>,
+    drops: Map<String, Value>,
+    trims: Map<String, Value>,
+    marks: Map<String, Value>,
+    overload: Map<String, Value>,
+}
+
+/// The `results.opera` object: the schedule's times and hops, and RotorLB's counters.
+fn opera_json(f: &crate::topology::opera::OperaFacts, c: &Counters) -> Value {
+    json!({
+        "cycle_ns": ns(f.cycle_ps),
+        "superslice_ns": ns(f.superslice_ps),
+        "epsilon_ns": ns(f.epsilon_ps),
+        "delta_ns": ns(f.delta_ps),
+        "reconfig_ns": ns(f.reconfig_ps),
+        "worst_hops": f.worst_hops,
+        "mean_hops": f.mean_hops,
+        "realization": f.realization,
+        "clipped": c.opera_clipped,
+        "late": c.opera_late,
+        "rotorlb": {
+            "sent": c.rlb_sent,
+            "one_hop": c.rlb_one_hop,
+            "two_hop": c.rlb_two_hop,
+            "relayed": c.rlb_relayed,
+            "rejected": c.rlb_rejected,
+            "bounced": c.rlb_bounced,
+            "stale": c.rlb_stale,
+            "off_circuit": c.rlb_off_circuit,
+        },
+    })
+}
+
 impl Summary {
+    /// The summary of run `o`; `scenario` is the scenario as loaded, in JSON.
     pub fn new(o: &RunOutput, scenario: Value) -> Summary {
+        Summary {
+            scenario,
+            results: Summary::results_json(o),
+            run: Summary::run_json(o),
+        }
+    }
+
+    /// The `results` object: counts, times, packets, the per-stage maps, latency and FCT
+    /// percentiles, phases, and (on Opera) the schedule and RotorLB's counters.
+    fn results_json(o: &RunOutput) -> Value {
         let c = &o.metrics.counters;
         let cct = o.cct_ps();
-        let mut queues = Map::new();
-        let mut util = Map::new();
-        let mut drops = Map::new();
-        let mut trims = Map::new();
-        let mut marks = Map::new();
-        let mut overload = Map::new();
-        let mut occupancy = Map::new();
-        let mut switch_occupancy = Map::new();
-        if let Some(series) = &o.metrics.series {
-            let mut all = crate::metrics::new_histogram();
-            for (name, h) in o.stage_names.iter().zip(&series.occupancy) {
-                occupancy.insert(name.to_string(), occupancy_json(h));
-                all.add(h).expect("histograms merge");
-            }
-            occupancy.insert("all".to_string(), occupancy_json(&all));
-            let mut all = crate::metrics::new_histogram();
-            for (name, h) in o.switch_tier_names.iter().zip(&series.switch_occupancy) {
-                switch_occupancy.insert(name.clone(), occupancy_json(h));
-                all.add(h).expect("histograms merge");
-            }
-            switch_occupancy.insert("all".to_string(), occupancy_json(&all));
-        }
-        for (name, s) in o.stage_names.iter().zip(&o.stages) {
-            overload.insert(name.to_string(), json!(s.link_overload()));
-            trims.insert(name.to_string(), json!(s.trims));
-            marks.insert(name.to_string(), json!(s.ecn_marks));
-            queues.insert(
-                name.to_string(),
-                json!({ "max_bytes": s.max_bytes, "max_pkts": s.max_pkts, "avg_pkts": s.avg_pkts(o.end_ps) }),
-            );
-            util.insert(name.to_string(), json!(s.utilization(o.end_ps)));
-            drops.insert(name.to_string(), json!(s.drops));
-        }
-        let results = json!({
+        let (occupancy, switch_occupancy) = Summary::occupancy_maps(o);
+        let StageMaps {
+            queues,
+            util,
+            drops,
+            trims,
+            marks,
+            overload,
+        } = Summary::stage_maps(o);
+        let mut results = json!({
             "hosts": o.hosts,
             "switches": o.switches,
             "failed_links": o.failed_links,
@@ -143,33 +168,59 @@ impl Summary {
             "nvlink_bytes": o.nvlink_bytes,
             "bandwidth_tax": bandwidth_tax(o),
         });
-        let mut results = results;
         if let Some(f) = &o.opera {
-            results["opera"] = json!({
-                "cycle_ns": ns(f.cycle_ps),
-                "superslice_ns": ns(f.superslice_ps),
-                "epsilon_ns": ns(f.epsilon_ps),
-                "delta_ns": ns(f.delta_ps),
-                "reconfig_ns": ns(f.reconfig_ps),
-                "worst_hops": f.worst_hops,
-                "mean_hops": f.mean_hops,
-                "realization": f.realization,
-                "clipped": c.opera_clipped,
-                "late": c.opera_late,
-                "rotorlb": {
-                    "sent": c.rlb_sent,
-                    "one_hop": c.rlb_one_hop,
-                    "two_hop": c.rlb_two_hop,
-                    "relayed": c.rlb_relayed,
-                    "rejected": c.rlb_rejected,
-                    "bounced": c.rlb_bounced,
-                    "stale": c.rlb_stale,
-                    "off_circuit": c.rlb_off_circuit,
-                },
-            });
+            results["opera"] = opera_json(f, c);
         }
+        results
+    }
+
+    /// `buffer_occupancy` and `switch_occupancy`: per stage and per switch tier, each with
+    /// `all`, from the time series' histograms (empty maps without a series).
+    fn occupancy_maps(o: &RunOutput) -> (Map<String, Value>, Map<String, Value>) {
+        let mut occupancy = Map::new();
+        let mut switch_occupancy = Map::new();
+        if let Some(series) = &o.metrics.series {
+            let mut all = crate::metrics::new_histogram();
+            for (name, h) in o.stage_names.iter().zip(&series.occupancy) {
+                occupancy.insert(name.to_string(), occupancy_json(h));
+                all.add(h).expect("histograms merge");
+            }
+            occupancy.insert("all".to_string(), occupancy_json(&all));
+            let mut all = crate::metrics::new_histogram();
+            for (name, h) in o.switch_tier_names.iter().zip(&series.switch_occupancy) {
+                switch_occupancy.insert(name.clone(), occupancy_json(h));
+                all.add(h).expect("histograms merge");
+            }
+            switch_occupancy.insert("all".to_string(), occupancy_json(&all));
+        }
+        (occupancy, switch_occupancy)
+    }
+
+    /// The per-stage maps of the results, each keyed by stage name in stage order.
+    fn stage_maps(o: &RunOutput) -> StageMaps {
+        let mut m = StageMaps::default();
+        for (name, s) in o.stage_names.iter().zip(&o.stages) {
+            m.overload
+                .insert(name.to_string(), json!(s.link_overload()));
+            m.trims.insert(name.to_string(), json!(s.trims));
+            m.marks.insert(name.to_string(), json!(s.ecn_marks));
+            m.queues.insert(
+                name.to_string(),
+                json!({ "max_bytes": s.max_bytes, "max_pkts": s.max_pkts, "avg_pkts": s.avg_pkts(o.end_ps) }),
+            );
+            m.util
+                .insert(name.to_string(), json!(s.utilization(o.end_ps)));
+            m.drops.insert(name.to_string(), json!(s.drops));
+        }
+        m
+    }
+
+    /// The `run` object: wall times, speed, the partitioning and the window loop's
+    /// statistics, per rank too.
+    fn run_json(o: &RunOutput) -> Value {
+        let c = &o.metrics.counters;
         let ls = &o.loop_stats;
-        let run = json!({
+        json!({
             "wall_s": o.wall_s,
             "setup_wall_s": o.setup_wall_s,
             // Simulation speed: the set-up (model, plan, rho_max's LP) is not simulation.
@@ -204,12 +255,7 @@ impl Summary {
                 "remote_events": l.remote_messages,
                 "remote_bytes": l.remote_bytes,
             })).collect::<Vec<_>>(),
-        });
-        Summary {
-            scenario,
-            results,
-            run,
-        }
+        })
     }
 
     pub fn to_json(&self) -> String {

@@ -223,6 +223,8 @@ impl Scenario {
         Ok(())
     }
 
+    /// Checks the whole scenario, section by section, in a fixed order: the first error
+    /// found is the one reported, so the order of the stages below is part of the output.
     pub fn validate(&self) -> Result<()> {
         if let Some(end) = self.end_us {
             // 2^64 ps is about 1.8 × 10^13 µs.
@@ -230,6 +232,24 @@ impl Scenario {
                 bail_field!("end_us", "must be a time in µs in (0, 10^12] (got {end})");
             }
         }
+        self.validate_topology()?;
+        self.validate_link_overrides()?;
+        let f = self.failures.link_probability;
+        if !(0.0..1.0).contains(&f) {
+            bail_field!("failures.link_probability", "must be in [0, 1) (got {f})");
+        }
+        self.validate_packet()?;
+        self.validate_switch()?;
+        self.validate_transport()?;
+        self.lb.validate(self.topology.k, self.max_uplinks())?;
+        self.validate_host()?;
+        self.validate_workload()?;
+        Ok(())
+    }
+
+    /// `[topology]`: the size fields each kind takes, then each kind's own section, then
+    /// the default link rate and latency.
+    fn validate_topology(&self) -> Result<()> {
         let t = &self.topology;
         if t.k < 4 || t.k % 2 != 0 || t.k > 64 {
             bail_field!(
@@ -259,6 +279,13 @@ impl Scenario {
         self.validate_expander()?;
         check_rate("topology.link_rate_gbps", t.link_rate_gbps)?;
         check_latency("topology.link_latency_ns", t.link_latency_ns)?;
+        Ok(())
+    }
+
+    /// `[topology.tiers.NAME]` and `[[topology.link_rates]]`: known tiers, rates and
+    /// latencies in range, each override naming its links one way only.
+    fn validate_link_overrides(&self) -> Result<()> {
+        let t = &self.topology;
         let names = t.tier_names();
         for (name, o) in &t.tiers {
             if !names.contains(&name.as_str()) {
@@ -298,12 +325,11 @@ impl Scenario {
                 ),
             }
         }
+        Ok(())
+    }
 
-        let f = self.failures.link_probability;
-        if !(0.0..1.0).contains(&f) {
-            bail_field!("failures.link_probability", "must be in [0, 1) (got {f})");
-        }
-
+    /// `[packet]`: sizes of at least one byte, a packet on the wire under 1 GiB.
+    fn validate_packet(&self) -> Result<()> {
         let p = &self.packet;
         if p.payload_bytes == 0 {
             bail_field!("packet.payload_bytes", "must be at least 1");
@@ -314,7 +340,12 @@ impl Scenario {
         if p.payload_bytes as u64 + p.header_bytes as u64 + p.interframe_bytes as u64 > 1 << 30 {
             bail_field!("packet", "payload + header + interframe exceeds 1 GiB");
         }
+        Ok(())
+    }
 
+    /// `[switch]`: a buffer that holds a data packet, the forwarding latency, the queues.
+    fn validate_switch(&self) -> Result<()> {
+        let p = &self.packet;
         let data_bytes = p.payload_bytes as u64 + p.header_bytes as u64;
         if let BufferBytes::Bytes(b) = self.switch.buffer_bytes {
             if b < data_bytes {
@@ -329,10 +360,11 @@ impl Scenario {
             self.switch.forwarding_latency_ns,
         )?;
         self.validate_queues(data_bytes)?;
-        self.validate_transport()?;
+        Ok(())
+    }
 
-        self.lb.validate(t.k, self.max_uplinks())?;
-
+    /// `[host]`: the window in BDPs and the pacing load.
+    fn validate_host(&self) -> Result<()> {
         let w = self.host.window_bdp;
         if !w.is_finite() || w <= 0.0 || w > 1e6 {
             bail_field!(
@@ -340,13 +372,32 @@ impl Scenario {
                 "must be a positive number of BDPs up to 10^6 (got {w})"
             );
         }
-
         let load = self.host.load;
         // Pacing is computed in parts per million of line rate.
         if !(1e-6..=1.0).contains(&load) {
             bail_field!("host.load", "must be in [0.000001, 1] (got {load})");
         }
+        Ok(())
+    }
 
+    /// `[workload]`: background flows, the fields each kind takes, then each kind's own
+    /// checks, in that order.
+    fn validate_workload(&self) -> Result<()> {
+        self.validate_background()?;
+        self.validate_workload_fields_used()?;
+        if let Some(ws) = &self.workload.with_shuffle {
+            self.validate_with_shuffle(ws)?;
+        }
+        self.validate_workload_kind()?;
+        self.validate_ai()?;
+        self.validate_collective_fields_used()?;
+        self.validate_step_delay()?;
+        Ok(())
+    }
+
+    /// `[[workload.background]]`: each flow's rate, a duration (its own or the workload's),
+    /// a path.
+    fn validate_background(&self) -> Result<()> {
         let w = &self.workload;
         for (i, b) in w.background.iter().enumerate() {
             let field = |f: &str| format!("workload.background[{i}].{f}");
@@ -363,6 +414,12 @@ impl Scenario {
                 bail_field!(field("path"), "must list the switches from src's to dst's");
             }
         }
+        Ok(())
+    }
+
+    /// The workload fields only some kinds take: refused with the others.
+    fn validate_workload_fields_used(&self) -> Result<()> {
+        let w = &self.workload;
         if w.kind != WorkloadKind::Continuous && w.destinations != Destinations::Random {
             bail_field!(
                 "workload.destinations",
@@ -416,9 +473,12 @@ impl Scenario {
                 "only used with kind = \"shuffle\" on topology.kind = \"opera\""
             );
         }
-        if let Some(ws) = &w.with_shuffle {
-            self.validate_with_shuffle(ws)?;
-        }
+        Ok(())
+    }
+
+    /// Each workload kind's own fields: sizes, loads, durations and files.
+    fn validate_workload_kind(&self) -> Result<()> {
+        let w = &self.workload;
         match w.kind {
             WorkloadKind::AllToAll
             | WorkloadKind::Shuffle
@@ -435,101 +495,9 @@ impl Scenario {
             | WorkloadKind::AllToAll
             | WorkloadKind::Shuffle
             | WorkloadKind::HotRack
-            | WorkloadKind::Skew => {
-                if let Some(d) = w.stagger_us {
-                    if !(0.0..=1e9).contains(&d) {
-                        bail_field!("workload.stagger_us", "must be in [0, 10^9] µs (got {d})");
-                    }
-                }
-                if w.message_bytes == 0 {
-                    bail_field!("workload.message_bytes", "must be at least 1");
-                }
-                let max = p.payload_bytes as u64 * u32::MAX as u64;
-                if w.message_bytes > max {
-                    bail_field!(
-                        "workload.message_bytes",
-                        "{} is more than 2^32 - 1 packets of packet.payload_bytes ({max} bytes)",
-                        w.message_bytes
-                    );
-                }
-                if w.file.is_some() {
-                    bail_field!("workload.file", "only used with kind = \"matrix\"");
-                }
-            }
-            WorkloadKind::Continuous => {
-                if w.message_bytes == 0
-                    || w.message_bytes > p.payload_bytes as u64 * u32::MAX as u64
-                {
-                    bail_field!(
-                        "workload.message_bytes",
-                        "must be from 1 to 2^32 - 1 packets (got {})",
-                        w.message_bytes
-                    );
-                }
-                let load = w.load.unwrap_or(1.0);
-                if !(load > 0.0 && load <= 1.0) {
-                    bail_field!("workload.load", "must be in (0, 1] (got {load})");
-                }
-                match w.duration_us {
-                    None => bail_field!(
-                        "workload.duration_us",
-                        "required with kind = \"continuous\""
-                    ),
-                    Some(d) if !(d > 0.0 && d <= 1e9) => {
-                        bail_field!("workload.duration_us", "must be in (0, 10^9] µs (got {d})")
-                    }
-                    Some(_) => {}
-                }
-                if w.file.is_some() || w.inter_pod {
-                    let field = if w.inter_pod {
-                        "workload.inter_pod"
-                    } else {
-                        "workload.file"
-                    };
-                    bail_field!(field, "not used with kind = \"continuous\"");
-                }
-                if w.destinations == Destinations::Shift
-                    && !matches!(
-                        self.topology.kind,
-                        TopologyKind::FatTree | TopologyKind::LeafSpine
-                    )
-                {
-                    bail_field!(
-                        "workload.destinations",
-                        "\"shift\" needs a fat tree or a leaf-spine (contiguous, equal host groups)"
-                    );
-                }
-            }
-            WorkloadKind::Poisson => {
-                match w.load {
-                    None => bail_field!("workload.load", "required with kind = \"poisson\""),
-                    Some(load) if !(load > 0.0 && load <= 1.0) => {
-                        bail_field!("workload.load", "must be in (0, 1] (got {load})")
-                    }
-                    Some(_) => {}
-                }
-                match w.duration_us {
-                    None => bail_field!("workload.duration_us", "required with kind = \"poisson\""),
-                    Some(d) if !(d > 0.0 && d <= 1e9) => {
-                        bail_field!("workload.duration_us", "must be in (0, 10^9] µs (got {d})")
-                    }
-                    Some(_) => {}
-                }
-                if w.size_cdf.is_none() {
-                    bail_field!(
-                        "workload.size_cdf",
-                        "required with kind = \"poisson\" (a `bytes,cdf` file)"
-                    );
-                }
-                if w.file.is_some() || w.inter_pod {
-                    let field = if w.inter_pod {
-                        "workload.inter_pod"
-                    } else {
-                        "workload.file"
-                    };
-                    bail_field!(field, "not used with kind = \"poisson\"");
-                }
-            }
+            | WorkloadKind::Skew => self.validate_message_workload()?,
+            WorkloadKind::Continuous => self.validate_continuous_workload()?,
+            WorkloadKind::Poisson => self.validate_poisson_workload()?,
             WorkloadKind::Matrix if w.inter_pod => {
                 bail_field!(
                     "workload.inter_pod",
@@ -544,7 +512,107 @@ impl Scenario {
             WorkloadKind::Ring | WorkloadKind::Pairwise => self.validate_collective()?,
             WorkloadKind::Fsdp2 | WorkloadKind::Moe => {}
         }
-        self.validate_ai()?;
+        Ok(())
+    }
+
+    /// Permutation, all-to-all, shuffle, hot-rack and skew: one message per flow, of at
+    /// least one byte and at most 2^32 - 1 packets.
+    fn validate_message_workload(&self) -> Result<()> {
+        let w = &self.workload;
+        let p = &self.packet;
+        if let Some(d) = w.stagger_us {
+            if !(0.0..=1e9).contains(&d) {
+                bail_field!("workload.stagger_us", "must be in [0, 10^9] µs (got {d})");
+            }
+        }
+        if w.message_bytes == 0 {
+            bail_field!("workload.message_bytes", "must be at least 1");
+        }
+        let max = p.payload_bytes as u64 * u32::MAX as u64;
+        if w.message_bytes > max {
+            bail_field!(
+                "workload.message_bytes",
+                "{} is more than 2^32 - 1 packets of packet.payload_bytes ({max} bytes)",
+                w.message_bytes
+            );
+        }
+        if w.file.is_some() {
+            bail_field!("workload.file", "only used with kind = \"matrix\"");
+        }
+        Ok(())
+    }
+
+    /// `kind = "continuous"`: message size, load, a duration in µs, destinations the
+    /// topology can shift.
+    fn validate_continuous_workload(&self) -> Result<()> {
+        let w = &self.workload;
+        let p = &self.packet;
+        if w.message_bytes == 0 || w.message_bytes > p.payload_bytes as u64 * u32::MAX as u64 {
+            bail_field!(
+                "workload.message_bytes",
+                "must be from 1 to 2^32 - 1 packets (got {})",
+                w.message_bytes
+            );
+        }
+        let load = w.load.unwrap_or(1.0);
+        if !(load > 0.0 && load <= 1.0) {
+            bail_field!("workload.load", "must be in (0, 1] (got {load})");
+        }
+        match w.duration_us {
+            None => bail_field!(
+                "workload.duration_us",
+                "required with kind = \"continuous\""
+            ),
+            Some(d) if !(d > 0.0 && d <= 1e9) => {
+                bail_field!("workload.duration_us", "must be in (0, 10^9] µs (got {d})")
+            }
+            Some(_) => {}
+        }
+        refuse_file_and_inter_pod(w, "continuous")?;
+        if w.destinations == Destinations::Shift
+            && !matches!(
+                self.topology.kind,
+                TopologyKind::FatTree | TopologyKind::LeafSpine
+            )
+        {
+            bail_field!(
+                "workload.destinations",
+                "\"shift\" needs a fat tree or a leaf-spine (contiguous, equal host groups)"
+            );
+        }
+        Ok(())
+    }
+
+    /// `kind = "poisson"`: a load, a duration in µs and a flow-size CDF.
+    fn validate_poisson_workload(&self) -> Result<()> {
+        let w = &self.workload;
+        match w.load {
+            None => bail_field!("workload.load", "required with kind = \"poisson\""),
+            Some(load) if !(load > 0.0 && load <= 1.0) => {
+                bail_field!("workload.load", "must be in (0, 1] (got {load})")
+            }
+            Some(_) => {}
+        }
+        match w.duration_us {
+            None => bail_field!("workload.duration_us", "required with kind = \"poisson\""),
+            Some(d) if !(d > 0.0 && d <= 1e9) => {
+                bail_field!("workload.duration_us", "must be in (0, 10^9] µs (got {d})")
+            }
+            Some(_) => {}
+        }
+        if w.size_cdf.is_none() {
+            bail_field!(
+                "workload.size_cdf",
+                "required with kind = \"poisson\" (a `bytes,cdf` file)"
+            );
+        }
+        refuse_file_and_inter_pod(w, "poisson")?;
+        Ok(())
+    }
+
+    /// `workload.hosts` and `workload.collective`: only with ring or pairwise collectives.
+    fn validate_collective_fields_used(&self) -> Result<()> {
+        let w = &self.workload;
         if !matches!(w.kind, WorkloadKind::Ring | WorkloadKind::Pairwise) {
             if w.hosts.is_some() {
                 bail_field!(
@@ -559,6 +627,12 @@ impl Scenario {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// `workload.step_delay_ns`: in [0, 10^12] ns where the kind has steps, 0 otherwise.
+    fn validate_step_delay(&self) -> Result<()> {
+        let w = &self.workload;
         let delays = matches!(
             w.kind,
             WorkloadKind::Ring | WorkloadKind::Fsdp2 | WorkloadKind::Moe
@@ -578,6 +652,20 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// `workload.file` and `workload.inter_pod`, which a generated workload of `kind` (its
+/// name in the scenario) does not take; `inter_pod` is named first when both are given.
+fn refuse_file_and_inter_pod(w: &super::WorkloadConfig, kind: &str) -> Result<()> {
+    if w.file.is_some() || w.inter_pod {
+        let field = if w.inter_pod {
+            "workload.inter_pod"
+        } else {
+            "workload.file"
+        };
+        bail_field!(field, "not used with kind = \"{kind}\"");
+    }
+    Ok(())
 }
 
 impl Scenario {
@@ -668,41 +756,7 @@ impl Scenario {
     fn validate_queues(&self, data_bytes: u64) -> Result<()> {
         let sw = &self.switch;
         self.validate_shared_buffer(data_bytes)?;
-        // The most a port's FIFO can hold, for the ECN thresholds: its buffer, or with a
-        // shared buffer the pool (`buffer_bytes` is no cap then; an unset pool depends on
-        // each switch's ports, so it is not checked here).
-        let (buffer_field, buffer) = match sw.buffer {
-            BufferMode::PerPort => ("switch.buffer_bytes", sw.buffer_bytes.limit()),
-            BufferMode::Shared => (
-                "switch.shared_buffer_bytes",
-                sw.shared_buffer_bytes.unwrap_or(u64::MAX),
-            ),
-        };
-        if sw.trim {
-            if sw.trim_bytes == 0 || sw.trim_bytes as u64 > data_bytes {
-                bail_field!(
-                    "switch.trim_bytes",
-                    "must be from 1 to a data packet's {data_bytes} bytes (got {})",
-                    sw.trim_bytes
-                );
-            }
-            // A shared pool is always finite (validated below).
-            if sw.buffer_bytes == BufferBytes::Unlimited && sw.buffer == BufferMode::PerPort {
-                bail_field!("switch.trim", "trimming needs a finite switch.buffer_bytes");
-            }
-            if sw.priority_control == Some(false) {
-                bail_field!(
-                    "switch.priority_control",
-                    "trimmed headers travel in the priority queue: cannot be false with switch.trim"
-                );
-            }
-            if self.host.cc == CcKind::None {
-                bail_field!(
-                    "switch.trim",
-                    "needs a transport that recovers trimmed packets (host.cc other than \"none\")"
-                );
-            }
-        }
+        self.validate_trim(data_bytes)?;
         if !(0.0..=1.0).contains(&sw.loss_fraction) {
             bail_field!(
                 "switch.loss_fraction",
@@ -749,6 +803,56 @@ impl Scenario {
                 );
             }
         }
+        self.validate_ecn_thresholds()?;
+        Ok(())
+    }
+
+    /// `switch.trim` and `switch.trim_bytes`: a trimmed header of 1 byte up to a data
+    /// packet (`data_bytes`), a finite buffer, the priority queue and a transport that
+    /// recovers trimmed packets.
+    fn validate_trim(&self, data_bytes: u64) -> Result<()> {
+        let sw = &self.switch;
+        if sw.trim {
+            if sw.trim_bytes == 0 || sw.trim_bytes as u64 > data_bytes {
+                bail_field!(
+                    "switch.trim_bytes",
+                    "must be from 1 to a data packet's {data_bytes} bytes (got {})",
+                    sw.trim_bytes
+                );
+            }
+            // A shared pool is always finite (validated below).
+            if sw.buffer_bytes == BufferBytes::Unlimited && sw.buffer == BufferMode::PerPort {
+                bail_field!("switch.trim", "trimming needs a finite switch.buffer_bytes");
+            }
+            if sw.priority_control == Some(false) {
+                bail_field!(
+                    "switch.priority_control",
+                    "trimmed headers travel in the priority queue: cannot be false with switch.trim"
+                );
+            }
+            if self.host.cc == CcKind::None {
+                bail_field!(
+                    "switch.trim",
+                    "needs a transport that recovers trimmed packets (host.cc other than \"none\")"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The ECN thresholds (step or ramp), in bytes: below the most a port's FIFO can hold.
+    fn validate_ecn_thresholds(&self) -> Result<()> {
+        let sw = &self.switch;
+        // The most a port's FIFO can hold, for the ECN thresholds: its buffer, or with a
+        // shared buffer the pool (`buffer_bytes` is no cap then; an unset pool depends on
+        // each switch's ports, so it is not checked here).
+        let (buffer_field, buffer) = match sw.buffer {
+            BufferMode::PerPort => ("switch.buffer_bytes", sw.buffer_bytes.limit()),
+            BufferMode::Shared => (
+                "switch.shared_buffer_bytes",
+                sw.shared_buffer_bytes.unwrap_or(u64::MAX),
+            ),
+        };
         match sw.ecn {
             EcnMode::Step if sw.ecn_threshold_bytes > buffer => bail_field!(
                 "switch.ecn_threshold_bytes",

@@ -129,121 +129,21 @@ impl SweepSpec {
         let doc: Value = toml::from_str(text)
             .map_err(|e| anyhow!("{origin}: malformed TOML: {}", one_line(e.message())))?;
         let top = doc.as_object().expect("a TOML document is a table");
-        for key in top.keys() {
-            if !TOP_LEVEL.contains(&key.as_str()) {
-                bail!(
-                    "{origin}: {key}: unknown sweep field (one of {})",
-                    TOP_LEVEL.join(", ")
-                );
-            }
-        }
+        check_top_level(top, &origin)?;
         let scenario_field = match top.get("scenario") {
             Some(Value::String(s)) => s.clone(),
             Some(_) => bail!("{origin}: scenario: expected a path (a string)"),
             None => bail!("{origin}: scenario: missing (the base scenario file)"),
         };
         let dir = path.parent().unwrap_or(Path::new(""));
-        let name = match top.get("name") {
-            // It names the default output folder and the Slurm job: a plain word.
-            Some(Value::String(s))
-                if !s.is_empty()
-                    && !s.starts_with('.')
-                    && s.chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) =>
-            {
-                s.clone()
-            }
-            Some(v) => bail!(
-                "{origin}: name: expected a word of letters, digits, '.', '_' and '-' (got {v})"
-            ),
-            None => path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "sweep".to_string()),
-        };
-        let threads = match top.get("threads") {
-            None => 1,
-            Some(v) => match v.as_u64() {
-                Some(t) if (1..=1024).contains(&t) => t as usize,
-                _ => bail!("{origin}: threads: expected an integer from 1 to 1024 (got {v})"),
-            },
-        };
-        let command = match top.get("command") {
-            None => Command::Run,
-            Some(Value::String(c)) if c == "run" => Command::Run,
-            Some(Value::String(c)) if c == "contention" => Command::Contention,
-            Some(Value::String(c)) if c == "opera-faults" => Command::OperaFaults,
-            Some(v) => bail!(
-                "{origin}: command: expected \"run\", \"contention\" or \"opera-faults\" (got {v})"
-            ),
-        };
-        let fixed = match top.get("set") {
-            None => Vec::new(),
-            Some(v) => flatten(v, "set", &origin)?
-                .into_iter()
-                .map(|(field, v)| {
-                    Ok(Assignment {
-                        field,
-                        value: to_toml(&v)?,
-                    })
-                })
-                .collect::<Result<_>>()?,
-        };
+        let name = sweep_name(top, path, &origin)?;
+        let threads = sweep_threads(top, &origin)?;
+        let command = sweep_command(top, &origin)?;
+        let fixed = fixed_assignments(top, &origin)?;
         let grid = lists(top.get("grid"), "grid", &origin)?;
         let zip = lists(top.get("zip"), "zip", &origin)?;
-        if grid.is_empty() && zip.is_empty() {
-            bail!("{origin}: grid: empty (give at least one field and its list of values in [grid] or [zip])");
-        }
-        for (field, values) in grid.iter().chain(&zip) {
-            if values.is_empty() {
-                let table = if grid.iter().any(|(f, _)| f == field) {
-                    "grid"
-                } else {
-                    "zip"
-                };
-                bail!("{origin}: {table}.{field}: empty list of values");
-            }
-        }
-        if let Some((first, len)) = zip.first().map(|(f, v)| (f, v.len())) {
-            if let Some((field, v)) = zip.iter().find(|(_, v)| v.len() != len) {
-                bail!(
-                    "{origin}: zip.{field}: {} values, but zip.{first} has {len} (zip lists have equal lengths)",
-                    v.len()
-                );
-            }
-        }
-        let rows = zip.first().map_or(1, |(_, v)| v.len());
-        let points = grid
-            .iter()
-            .try_fold(rows, |n, (_, v)| n.checked_mul(v.len()));
-        match points {
-            Some(n) if n <= MAX_POINTS => {}
-            _ => bail!("{origin}: grid: more than {MAX_POINTS} points"),
-        }
-        let named = fixed.iter().map(|a| ("set", &a.field));
-        let listed = grid.iter().map(|(f, _)| ("grid", f));
-        for (table, field) in named
-            .chain(listed)
-            .chain(zip.iter().map(|(f, _)| ("zip", f)))
-        {
-            if let Some(msg) = crate::scenario::renamed_field(field) {
-                bail!("{origin}: {table}.{field}: {msg}");
-            }
-        }
-        let mut seen: Vec<&str> = fixed.iter().map(|a| a.field.as_str()).collect();
-        for (field, _) in zip.iter().chain(&grid) {
-            if seen.contains(&field.as_str()) {
-                bail!("{origin}: {field}: given more than once in [set], [grid] and [zip]");
-            }
-            seen.push(field);
-        }
-        if command == Command::Contention {
-            for required in ["routing", "pattern"] {
-                if !seen.contains(&required) {
-                    bail!("{origin}: {required}: a contention sweep sets or varies it (weft contention --{required})");
-                }
-            }
-        }
+        check_lists(&grid, &zip, &origin)?;
+        check_fields(&fixed, &grid, &zip, command, &origin)?;
         Ok(SweepSpec {
             path: path.to_path_buf(),
             name,
@@ -347,6 +247,159 @@ impl SweepSpec {
         }
         Ok(())
     }
+}
+
+/// The top-level keys of a sweep file: each one of [`TOP_LEVEL`]; `origin` names the file.
+fn check_top_level(top: &serde_json::Map<String, Value>, origin: &str) -> Result<()> {
+    for key in top.keys() {
+        if !TOP_LEVEL.contains(&key.as_str()) {
+            bail!(
+                "{origin}: {key}: unknown sweep field (one of {})",
+                TOP_LEVEL.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `name`: a plain word, by default the file's stem.
+fn sweep_name(top: &serde_json::Map<String, Value>, path: &Path, origin: &str) -> Result<String> {
+    Ok(match top.get("name") {
+        // It names the default output folder and the Slurm job: a plain word.
+        Some(Value::String(s))
+            if !s.is_empty()
+                && !s.starts_with('.')
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) =>
+        {
+            s.clone()
+        }
+        Some(v) => {
+            bail!("{origin}: name: expected a word of letters, digits, '.', '_' and '-' (got {v})")
+        }
+        None => path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "sweep".to_string()),
+    })
+}
+
+/// `threads`: worker threads per run, from 1 to 1024 (default 1).
+fn sweep_threads(top: &serde_json::Map<String, Value>, origin: &str) -> Result<usize> {
+    Ok(match top.get("threads") {
+        None => 1,
+        Some(v) => match v.as_u64() {
+            Some(t) if (1..=1024).contains(&t) => t as usize,
+            _ => bail!("{origin}: threads: expected an integer from 1 to 1024 (got {v})"),
+        },
+    })
+}
+
+/// `command`: what each point runs (default `run`).
+fn sweep_command(top: &serde_json::Map<String, Value>, origin: &str) -> Result<Command> {
+    Ok(match top.get("command") {
+        None => Command::Run,
+        Some(Value::String(c)) if c == "run" => Command::Run,
+        Some(Value::String(c)) if c == "contention" => Command::Contention,
+        Some(Value::String(c)) if c == "opera-faults" => Command::OperaFaults,
+        Some(v) => bail!(
+            "{origin}: command: expected \"run\", \"contention\" or \"opera-faults\" (got {v})"
+        ),
+    })
+}
+
+/// `[set]`: the fields every point sets, flattened to dotted paths.
+fn fixed_assignments(
+    top: &serde_json::Map<String, Value>,
+    origin: &str,
+) -> Result<Vec<Assignment>> {
+    Ok(match top.get("set") {
+        None => Vec::new(),
+        Some(v) => flatten(v, "set", origin)?
+            .into_iter()
+            .map(|(field, v)| {
+                Ok(Assignment {
+                    field,
+                    value: to_toml(&v)?,
+                })
+            })
+            .collect::<Result<_>>()?,
+    })
+}
+
+/// `[grid]` and `[zip]`: at least one list, none empty, zip lists of one length, at most
+/// [`MAX_POINTS`] points in all.
+fn check_lists(
+    grid: &[(String, Vec<toml::Value>)],
+    zip: &[(String, Vec<toml::Value>)],
+    origin: &str,
+) -> Result<()> {
+    if grid.is_empty() && zip.is_empty() {
+        bail!("{origin}: grid: empty (give at least one field and its list of values in [grid] or [zip])");
+    }
+    for (field, values) in grid.iter().chain(zip) {
+        if values.is_empty() {
+            let table = if grid.iter().any(|(f, _)| f == field) {
+                "grid"
+            } else {
+                "zip"
+            };
+            bail!("{origin}: {table}.{field}: empty list of values");
+        }
+    }
+    if let Some((first, len)) = zip.first().map(|(f, v)| (f, v.len())) {
+        if let Some((field, v)) = zip.iter().find(|(_, v)| v.len() != len) {
+            bail!(
+                "{origin}: zip.{field}: {} values, but zip.{first} has {len} (zip lists have equal lengths)",
+                v.len()
+            );
+        }
+    }
+    let rows = zip.first().map_or(1, |(_, v)| v.len());
+    let points = grid
+        .iter()
+        .try_fold(rows, |n, (_, v)| n.checked_mul(v.len()));
+    match points {
+        Some(n) if n <= MAX_POINTS => {}
+        _ => bail!("{origin}: grid: more than {MAX_POINTS} points"),
+    }
+    Ok(())
+}
+
+/// The fields a sweep names: none renamed, none given twice across `[set]`, `[grid]` and
+/// `[zip]`, and a contention sweep's required options present.
+fn check_fields(
+    fixed: &[Assignment],
+    grid: &[(String, Vec<toml::Value>)],
+    zip: &[(String, Vec<toml::Value>)],
+    command: Command,
+    origin: &str,
+) -> Result<()> {
+    let named = fixed.iter().map(|a| ("set", &a.field));
+    let listed = grid.iter().map(|(f, _)| ("grid", f));
+    for (table, field) in named
+        .chain(listed)
+        .chain(zip.iter().map(|(f, _)| ("zip", f)))
+    {
+        if let Some(msg) = crate::scenario::renamed_field(field) {
+            bail!("{origin}: {table}.{field}: {msg}");
+        }
+    }
+    let mut seen: Vec<&str> = fixed.iter().map(|a| a.field.as_str()).collect();
+    for (field, _) in zip.iter().chain(grid) {
+        if seen.contains(&field.as_str()) {
+            bail!("{origin}: {field}: given more than once in [set], [grid] and [zip]");
+        }
+        seen.push(field);
+    }
+    if command == Command::Contention {
+        for required in ["routing", "pattern"] {
+            if !seen.contains(&required) {
+                bail!("{origin}: {required}: a contention sweep sets or varies it (weft contention --{required})");
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The `[grid]` or `[zip]` table: dotted field → list of values.
