@@ -6,6 +6,8 @@ use std::path::Path;
 use weft::scenario::load_scenario_str;
 use weft::scenario::reference::{fields, markdown, Field};
 
+use crate::common::weft_cmd as weft;
+
 const PAGE: &str = "docs/guide/src/reference.md";
 
 #[test]
@@ -177,10 +179,7 @@ fn a_range_declared_one_off_is_caught() {
 
 #[test]
 fn weft_reference_prints_the_page_and_writes_it_with_o() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
-        .arg("reference")
-        .output()
-        .expect("run weft");
+    let out = weft(&["reference"]);
     assert!(
         out.status.success(),
         "{}",
@@ -189,10 +188,7 @@ fn weft_reference_prints_the_page_and_writes_it_with_o() {
     assert_eq!(String::from_utf8(out.stdout).unwrap(), markdown());
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("reference.md");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args(["reference", "-o", file.to_str().unwrap()])
-        .output()
-        .expect("run weft");
+    let out = weft(&["reference", "-o", file.to_str().unwrap()]);
     assert!(
         out.status.success(),
         "{}",
