@@ -5,7 +5,7 @@
 //! Output layout: `OUT/sweeps/PAPER-KEY.toml` (the sweep file at this size),
 //! `OUT/sweeps/PAPER-KEY/` (its points, `runs.csv`, `summary.csv`), `OUT/figures/*.svg`.
 
-use super::claims::{BadClaim, ClaimsFile};
+use super::claims::{BadClaim, Claim, ClaimsFile};
 use super::report::SweepCost;
 use super::size::{derived_sweep, write_derived, Size};
 use super::table::SummaryTable;
@@ -345,50 +345,7 @@ pub fn run(chosen: &[Chosen], o: &Options) -> Result<Vec<PaperResult>> {
         let mut claim_sweeps = Vec::new();
         for &i in &c.claims {
             let claim = &c.file.claims[i];
-            let undefined = claim.sweeps.iter().find(|k| {
-                !c.file
-                    .sweep(k)
-                    .is_some_and(|s| s.sizes.contains_key(&o.size))
-            });
-            let why = if !claim.sizes.contains(&o.size) {
-                format!("not evaluated at size {}", o.size.name())
-            } else if let Some(k) = undefined {
-                format!("sweep {k} has no size {}", o.size.name())
-            } else {
-                let whys: Vec<&str> = claim
-                    .sweeps
-                    .iter()
-                    .filter_map(|k| why_not.get(k).map(String::as_str))
-                    .collect();
-                whys.join("; ")
-            };
-            let parts: Option<Vec<(&str, &SummaryTable)>> = claim
-                .sweeps
-                .iter()
-                .map(|k| tables.get(k).map(|t| (k.as_str(), t)))
-                .collect();
-            let joined;
-            let table = match parts {
-                Some(p) if claim.sizes.contains(&o.size) && undefined.is_none() => {
-                    if let [(_, one)] = p.as_slice() {
-                        Some(*one)
-                    } else {
-                        joined = SummaryTable::concat(&p);
-                        Some(&joined)
-                    }
-                }
-                _ => None,
-            };
-            let mut outcome = evaluate(claim, table, &why);
-            let partials: Vec<&str> = claim
-                .sweeps
-                .iter()
-                .filter_map(|k| partial.get(k).map(String::as_str))
-                .collect();
-            if !partials.is_empty() && table.is_some() {
-                let p = partials.join("; ");
-                outcome.note = format!("{p}. {}", outcome.note).trim_end().to_string();
-            }
+            let outcome = evaluate_at(claim, c, o.size, &tables, &why_not, &partial);
             outcomes.push(outcome);
             claim_sweeps.push(claim.sweeps.clone());
         }
@@ -417,6 +374,61 @@ pub fn run(chosen: &[Chosen], o: &Options) -> Result<Vec<PaperResult>> {
         });
     }
     Ok(results)
+}
+
+/// One claim's verdict at `size`: NOT RUN (with why) unless every sweep it reads ran there;
+/// several sweeps are read as one table (`SummaryTable::concat`). The notes of partial sweeps
+/// come first in its note.
+fn evaluate_at(
+    claim: &Claim,
+    c: &Chosen,
+    size: Size,
+    tables: &BTreeMap<String, SummaryTable>,
+    why_not: &BTreeMap<String, String>,
+    partial: &BTreeMap<String, String>,
+) -> Outcome {
+    let notes_of = |m: &BTreeMap<String, String>| -> String {
+        let found: Vec<&str> = claim
+            .sweeps
+            .iter()
+            .filter_map(|k| m.get(k).map(String::as_str))
+            .collect();
+        found.join("; ")
+    };
+    let undefined = claim
+        .sweeps
+        .iter()
+        .find(|k| !c.file.sweep(k).is_some_and(|s| s.sizes.contains_key(&size)));
+    let why = if !claim.sizes.contains(&size) {
+        format!("not evaluated at size {}", size.name())
+    } else if let Some(k) = undefined {
+        format!("sweep {k} has no size {}", size.name())
+    } else {
+        notes_of(why_not)
+    };
+    let parts: Option<Vec<(&str, &SummaryTable)>> = claim
+        .sweeps
+        .iter()
+        .map(|k| tables.get(k).map(|t| (k.as_str(), t)))
+        .collect();
+    let parts = parts.filter(|_| claim.sizes.contains(&size) && undefined.is_none());
+    let joined;
+    let table = match parts.as_deref() {
+        None => None,
+        Some([(_, one)]) => Some(*one),
+        Some(p) => {
+            joined = SummaryTable::concat(p);
+            Some(&joined)
+        }
+    };
+    let mut outcome = evaluate(claim, table, &why);
+    let partials = notes_of(partial);
+    if !partials.is_empty() && table.is_some() {
+        outcome.note = format!("{partials}. {}", outcome.note)
+            .trim_end()
+            .to_string();
+    }
+    outcome
 }
 
 /// Draws the file's figures whose sweep ran; returns their paths relative to OUT.
