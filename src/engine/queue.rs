@@ -40,7 +40,12 @@ impl Ord for Entry {
 /// 1e5 pending; radix 147 / 138 / 154, binary heap 123 / 203 / 395): a 4-ary heap of whole
 /// events (115 / 144 / 254; 2.1 M events/s end to end), a 4-ary heap of 24-byte entries over
 /// a slab (115 / 139 / 339; 1.5 M events/s), and the radix heap with one `Vec` per bucket
-/// (107 / 115 / 131; 4.9 M events/s but 3.5x the peak memory).
+/// (107 / 115 / 131; 4.9 M events/s but 3.5x the peak memory). A 256-way radix heap (8-bit
+/// digits, a hierarchical timing wheel; branch `perf`, 2026-12-02) moved each event 2.1 times
+/// instead of 5.0 on the k = 32 permutation (1.04 × 10⁸ against 2.50 × 10⁸ moves for
+/// 4.97 × 10⁷ events) with identical results, but showed no wall-time gain in three
+/// alternating pairs (7.4-13.4 s against 8.9-10.1 s on a shared 2-core machine) and peaked at
+/// 229 MB against 210 MB: the copies are not what the profile's time on the filing store is.
 pub type EventQueue = RadixQueue;
 
 /// `std`'s binary max-heap of whole events, min-ordered on `(time_ps, tie)`: the reference
