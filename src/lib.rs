@@ -7,6 +7,10 @@
 //! `transport` → `model` → `net` → `engine` → `sim`, `checkpoint` → `report`, `validate_cmd`,
 //! `opera_faults_cmd` → `sweep` → `reproduce`.
 
+// An item is `pub` only where it is part of a module's interface to the rest of the crate or to
+// users; helpers inside a private module are `pub(crate)` or narrower (the lint says which).
+#![warn(unreachable_pub)]
+
 pub mod checkpoint;
 pub mod contention;
 pub mod engine;

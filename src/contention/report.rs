@@ -25,7 +25,7 @@ fn port_json(f: &Fabric, c: &Contention, p: usize) -> Value {
 }
 
 /// What the scope covers, for the text.
-pub fn scope_words(scope: Scope) -> &'static str {
+pub(super) fn scope_words(scope: Scope) -> &'static str {
     match scope {
         Scope::Top => "the top-level switches' ports, the paper's top-ports",
         Scope::AboveLeaf => "every port of the switches above the leaves",

@@ -12,11 +12,11 @@ use crate::net::event::{Event, What};
 use crate::packet::{Packet, PacketKind};
 
 /// Bytes of one record.
-pub const RECORD_BYTES: usize = 62;
+pub(super) const RECORD_BYTES: usize = 62;
 
 /// Appends `ev` to `buf`.
 #[inline]
-pub fn put(buf: &mut Vec<u8>, ev: &Event) {
+pub(super) fn put(buf: &mut Vec<u8>, ev: &Event) {
     let What::Arrive { node, in_port, pkt } = ev.what else {
         panic!("only arrivals cross partitions, found {ev:?}");
     };
@@ -51,7 +51,7 @@ pub fn put(buf: &mut Vec<u8>, ev: &Event) {
 
 /// The event of one record.
 #[inline]
-pub fn get(r: &[u8]) -> Event {
+pub(super) fn get(r: &[u8]) -> Event {
     assert_eq!(
         r.len(),
         RECORD_BYTES,
@@ -88,7 +88,7 @@ pub fn get(r: &[u8]) -> Event {
 }
 
 /// Every event of `bytes`, a concatenation of records.
-pub fn records(bytes: &[u8]) -> impl Iterator<Item = Event> + '_ {
+pub(super) fn records(bytes: &[u8]) -> impl Iterator<Item = Event> + '_ {
     assert!(
         bytes.len() % RECORD_BYTES == 0,
         "a rank sent {} bytes, not a whole number of event records",

@@ -11,7 +11,7 @@ use rand_pcg::Pcg32;
 
 /// The index (among `c`, at least two candidates) of the better of two random candidates.
 #[inline]
-pub fn choose<Q: QueueView>(queues: &Q, c: Candidates<'_>, rng: &mut Pcg32) -> u16 {
+pub(crate) fn choose<Q: QueueView>(queues: &Q, c: Candidates<'_>, rng: &mut Pcg32) -> u16 {
     let n = c.len();
     debug_assert!(n >= 2);
     // Two steps of a partial Fisher-Yates shuffle of 0..n (the first pick swaps with slot 0);

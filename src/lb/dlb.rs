@@ -45,7 +45,7 @@ use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
 
 /// The best quality band.
-pub const BEST: u8 = 7;
+pub(crate) const BEST: u8 = 7;
 
 /// Parameters shared by every DLB switch of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

@@ -14,7 +14,7 @@ use rand::Rng;
 use rand_pcg::Pcg32;
 
 /// Paths through the lowest common layer of `src` and `dst` (0: same edge switch, no choice).
-pub fn path_count(fabric: &Fabric, src: NodeId, dst: NodeId) -> u32 {
+pub(crate) fn path_count(fabric: &Fabric, src: NodeId, dst: NodeId) -> u32 {
     let top = fabric.lca_tier(src, dst);
     (1..top)
         .map(|t| fabric.tier_uplinks(t) as u32)
@@ -23,7 +23,7 @@ pub fn path_count(fabric: &Fabric, src: NodeId, dst: NodeId) -> u32 {
 }
 
 /// The path code of the next packet, advancing `pointer` (`u32::MAX`: not yet drawn).
-pub fn next_via(
+pub(crate) fn next_via(
     fabric: &Fabric,
     src: NodeId,
     dst: NodeId,
@@ -71,7 +71,7 @@ pub(crate) fn code_is_valid(fabric: &Fabric, src: NodeId, dst: NodeId, via: u32)
 
 /// What a switch of tier `tier` divides a path code by before taking it modulo its uplink
 /// count: the product of the uplink counts of the tiers below it.
-pub fn digit_divisor(fabric: &Fabric, tier: u8) -> u32 {
+pub(crate) fn digit_divisor(fabric: &Fabric, tier: u8) -> u32 {
     fabric.path_digit_divisor(tier)
 }
 

@@ -15,13 +15,13 @@ const UNUSED: u16 = u16::MAX;
 const SLOT_TWEAK: u32 = 0x0f10_e7a5;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct FlowletTable {
+pub(crate) struct FlowletTable {
     /// Per entry: the port of its last packet (`UNUSED`: none yet) and when it was sent.
     entries: Vec<(u16, u64)>,
 }
 
 impl FlowletTable {
-    pub fn new(entries: u32) -> FlowletTable {
+    pub(crate) fn new(entries: u32) -> FlowletTable {
         assert!(entries > 0, "a flowlet table needs an entry");
         FlowletTable {
             entries: vec![(UNUSED, 0); entries as usize],
@@ -30,25 +30,25 @@ impl FlowletTable {
 
     /// The entry of a packet with flow key `key` at a switch with hash salt `salt`.
     #[inline]
-    pub fn slot(&self, key: u32, salt: u32) -> usize {
+    pub(crate) fn slot(&self, key: u32, salt: u32) -> usize {
         (jenkins_hash(key, SLOT_TWEAK, salt) % self.entries.len() as u32) as usize
     }
 
     /// The port entry `slot`'s last packet took and the time since then, if it has had one.
     #[inline]
-    pub fn last(&self, slot: usize, now_ps: u64) -> Option<(u16, u64)> {
+    pub(crate) fn last(&self, slot: usize, now_ps: u64) -> Option<(u16, u64)> {
         let (port, at) = self.entries[slot];
         (port != UNUSED).then(|| (port, now_ps - at))
     }
 
     /// A packet of entry `slot` leaves through `port` at `now_ps`.
     #[inline]
-    pub fn record(&mut self, slot: usize, port: u16, now_ps: u64) {
+    pub(crate) fn record(&mut self, slot: usize, port: u16, now_ps: u64) {
         self.entries[slot] = (port, now_ps);
     }
 
     /// Bytes of a table of `entries` entries.
-    pub fn state_bytes(entries: u32) -> usize {
+    pub(crate) fn state_bytes(entries: u32) -> usize {
         entries as usize * std::mem::size_of::<(u16, u64)>()
     }
 }

@@ -9,7 +9,7 @@ use rand_pcg::Pcg32;
 
 /// The index (among `c`) of a shortest queue.
 #[inline]
-pub fn choose<Q: QueueView>(queues: &Q, c: Candidates<'_>, rng: &mut Pcg32) -> u16 {
+pub(crate) fn choose<Q: QueueView>(queues: &Q, c: Candidates<'_>, rng: &mut Pcg32) -> u16 {
     let min = c
         .iter()
         .map(|p| queues.queued_bytes(p))

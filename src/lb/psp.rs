@@ -68,7 +68,7 @@ impl Quantizer {
 }
 
 /// The variants of the paper's band rule (module doc); a scenario value.
-pub use crate::scenario::PspVariant;
+pub(crate) use crate::scenario::PspVariant;
 
 /// Band layout and weights, shared by every switch of a run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

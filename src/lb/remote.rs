@@ -59,7 +59,7 @@ use serde::{Deserialize, Serialize};
 /// A port that is not an uplink.
 const NO_SLOT: u16 = u16::MAX;
 /// The best quality.
-pub const TOP_QUALITY: u8 = super::dlb::BEST;
+pub(crate) const TOP_QUALITY: u8 = super::dlb::BEST;
 
 /// What the bytes mean.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,7 +98,7 @@ fn per_packet(ar: ArParams) -> ArParams {
 /// Utilization level from busy time over a period, in basis points: 0 below 1 %, 1 below
 /// 15 %, 2 below 50 %, else 3.
 #[inline]
-pub fn util_level(busy_ps: u64, period_ps: u64) -> u8 {
+pub(crate) fn util_level(busy_ps: u64, period_ps: u64) -> u8 {
     let bp = busy_ps as u128 * 10_000 / period_ps as u128;
     match bp {
         0..=99 => 0,
@@ -110,7 +110,7 @@ pub fn util_level(busy_ps: u64, period_ps: u64) -> u8 {
 
 /// DLB quality: 7 − 2·max(qLevel, uLevel) (DLB's band, `dlb.rs`).
 #[inline]
-pub fn quality(q_level: u8, u_level: u8) -> u8 {
+pub(crate) fn quality(q_level: u8, u_level: u8) -> u8 {
     super::dlb::DlbParams::band(q_level, u_level)
 }
 

@@ -5,7 +5,7 @@ use rand::Rng;
 use rand_pcg::Pcg32;
 
 #[inline]
-pub fn choose(count: u16, rng: &mut Pcg32) -> u16 {
+pub(crate) fn choose(count: u16, rng: &mut Pcg32) -> u16 {
     rng.gen_range(0..count)
 }
 

@@ -11,7 +11,11 @@ use crate::topology::pgft::routing::{StaticRouting, STATIC_ROUTINGS};
 use crate::topology::{Candidates, Fabric, NodeId};
 
 /// One routing per static policy the run uses (`lb.policy` or an `lb.mixed` entry).
-pub fn routings(cfg: &LbConfig, fabric: &Fabric, seed: u64) -> Vec<(LbPolicy, StaticRouting)> {
+pub(crate) fn routings(
+    cfg: &LbConfig,
+    fabric: &Fabric,
+    seed: u64,
+) -> Vec<(LbPolicy, StaticRouting)> {
     let used = |p: LbPolicy| cfg.policy == p || cfg.mixed.iter().any(|m| m.policy == p);
     STATIC_ROUTINGS
         .into_iter()
@@ -26,7 +30,7 @@ pub fn routings(cfg: &LbConfig, fabric: &Fabric, seed: u64) -> Vec<(LbPolicy, St
 }
 
 /// Index into `LbShared::static_routes` of `policy`'s routing.
-pub fn index_of(shared: &LbShared, policy: LbPolicy) -> u8 {
+pub(crate) fn index_of(shared: &LbShared, policy: LbPolicy) -> u8 {
     shared
         .static_routes
         .iter()
@@ -37,7 +41,7 @@ pub fn index_of(shared: &LbShared, policy: LbPolicy) -> u8 {
 /// The port among `all` (the fault-free candidates) the routing fixes for this packet, as
 /// an index into `all`.
 #[inline]
-pub fn choose(
+pub(crate) fn choose(
     r: &StaticRouting,
     node: NodeId,
     src: NodeId,

@@ -199,19 +199,46 @@ impl SwitchLb {
         {
             return c.get(ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()));
         }
-        let i = match self {
+        self.port_for(ctx)
+    }
+
+    /// The policies that pick a port themselves (over all uplinks, or through an inner policy);
+    /// the rest pick an index into the candidates ([`SwitchLb::index_for`]).
+    fn port_for<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+        match self {
+            SwitchLb::SimpleRr(rr) => simple_rr_port(rr, ctx),
+            SwitchLb::Stale {
+                snapshot, inner, ..
+            } => inner.choose(&mut SwitchCtx {
+                fabric: ctx.fabric,
+                shared: ctx.shared,
+                node: ctx.node,
+                pkt: ctx.pkt,
+                in_port: ctx.in_port,
+                candidates: ctx.candidates,
+                queues: snapshot,
+                now_ps: ctx.now_ps,
+                salt: ctx.salt,
+                rng: &mut *ctx.rng,
+            }),
+            SwitchLb::Static { index } => static_port(*index, ctx),
+            SwitchLb::FollowPath { below } => follow_path_port(*below, ctx),
+            SwitchLb::Ofan { state, level } => ofan_port(state, *level, ctx),
+            _ => {
+                let i = self.index_for(ctx);
+                ctx.candidates.get(i)
+            }
+        }
+    }
+
+    /// The index into `ctx.candidates` of the policies that choose among the valid ports only.
+    fn index_for<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+        let (c, pkt) = (ctx.candidates, ctx.pkt);
+        match self {
             SwitchLb::Hash => ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()),
             #[cfg(test)]
             SwitchLb::Probe { .. } => ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()),
             SwitchLb::Rsq => rsq::choose(c.len(), ctx.rng),
-            SwitchLb::SimpleRr(rr) => {
-                let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
-                if all.len() as usize != rr.width() {
-                    candidates_mismatch("simple_rr", all.len(), rr.width() as u16);
-                }
-                let rng = &mut *ctx.rng;
-                return first_valid(all, c, || rr.choose(all.len(), rng));
-            }
             SwitchLb::Jsq => jsq::choose(ctx.queues, c, ctx.rng),
             SwitchLb::Choice => choice::choose(ctx.queues, c, ctx.rng),
             SwitchLb::Drill(d) => d.choose(ctx.queues, c, ctx.rng),
@@ -231,17 +258,7 @@ impl SwitchLb {
                     ctx.rng,
                 )
             }
-            SwitchLb::Dlb(d) => {
-                let params = &ctx.shared.dlb;
-                let (fabric, node) = (ctx.fabric, ctx.node);
-                // What port p sends at line rate in one sampling period.
-                let line =
-                    |p: u16| fabric.link(node, p).rate.bps as f64 * params.sample_ps as f64 / 8e12;
-                let key = pkt.hash_key();
-                d.choose(
-                    params, ctx.queues, c, key, ctx.salt, ctx.now_ps, line, ctx.rng,
-                )
-            }
+            SwitchLb::Dlb(d) => dlb_index(d, ctx),
             SwitchLb::Psp => ctx.shared.bands.choose_psp(ctx.queues, c, ctx.rng),
             SwitchLb::BandJsq => ctx.shared.bands.choose_band_jsq(ctx.queues, c, ctx.rng),
             SwitchLb::PspRemote(r) => {
@@ -274,61 +291,12 @@ impl SwitchLb {
             SwitchLb::Sglb(r) => r.choose_sglb(
                 ctx.fabric, pkt, ctx.salt, c, ctx.queues, ctx.now_ps, ctx.rng,
             ),
-            SwitchLb::Stale {
-                snapshot, inner, ..
-            } => {
-                return inner.choose(&mut SwitchCtx {
-                    fabric: ctx.fabric,
-                    shared: ctx.shared,
-                    node: ctx.node,
-                    pkt,
-                    in_port: ctx.in_port,
-                    candidates: c,
-                    queues: snapshot,
-                    now_ps: ctx.now_ps,
-                    salt: ctx.salt,
-                    rng: &mut *ctx.rng,
-                })
-            }
-            SwitchLb::Static { index } => {
-                let r = &ctx.shared.static_routes[*index as usize].1;
-                let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
-                let i = super::static_route::choose(r, ctx.node, pkt.src, pkt.dst, all);
-                let w = all.len();
-                let mut k = 0;
-                // The routing's port, or under failures the next valid one after it.
-                return first_valid(all, c, || {
-                    k += 1;
-                    (i + k - 1) % w
-                });
-            }
-            SwitchLb::FollowPath { .. } if pkt.via == NO_VIA => {
-                ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len())
-            }
-            SwitchLb::FollowPath { below } => {
-                // The digit numbers the uplinks of the fault-free fabric; the sender only
-                // uses codes whose every hop is valid (`drb::next_via`).
-                let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
-                let p = all.get(((pkt.via / *below) % all.len() as u32) as u16);
-                if !crate::topology::contains(c, p) {
-                    invalid_path_code(ctx.node, p);
-                }
-                return p;
-            }
-            SwitchLb::Ofan { state, level } => {
-                let (d, _) = ctx.fabric.subtree(pkt.dst, *level);
-                // Ofan rotates over all w uplinks; under failures it keeps advancing the
-                // pointer until it yields a valid port (the Ofan paper, §4.1).
-                let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
-                if all.len() != state.width() {
-                    candidates_mismatch("ofan", all.len(), state.width());
-                }
-                let order = ctx.shared.orders.for_width(state.width());
-                let (in_port, class) = (ctx.in_port, pkt.size_class());
-                return first_valid(all, c, || state.choose(order, in_port, d, class));
-            }
-        };
-        c.get(i)
+            SwitchLb::SimpleRr(_)
+            | SwitchLb::Stale { .. }
+            | SwitchLb::Static { .. }
+            | SwitchLb::FollowPath { .. }
+            | SwitchLb::Ofan { .. } => unreachable!("port_for picks their port"),
+        }
     }
 
     /// Policies whose state or decision is defined over the switch's uplinks (rotations,
@@ -529,6 +497,81 @@ impl SwitchLb {
 }
 
 /// PSP's remote state: the bands the next switches advertise, every stale-state period.
+/// Simple RR walks every uplink of the fault-free fabric, skipping invalid ones.
+fn simple_rr_port<Q: QueueView>(rr: &mut SimpleRr, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+    let c = ctx.candidates;
+    let all = all_candidates(ctx.fabric, ctx.node, ctx.pkt.dst, c);
+    if all.len() as usize != rr.width() {
+        candidates_mismatch("simple_rr", all.len(), rr.width() as u16);
+    }
+    let rng = &mut *ctx.rng;
+    first_valid(all, c, || rr.choose(all.len(), rng))
+}
+
+/// DLB from its queue and utilization levels.
+fn dlb_index<Q: QueueView>(d: &mut Dlb, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+    let params = &ctx.shared.dlb;
+    let (fabric, node) = (ctx.fabric, ctx.node);
+    // What port p sends at line rate in one sampling period.
+    let line = |p: u16| fabric.link(node, p).rate.bps as f64 * params.sample_ps as f64 / 8e12;
+    let key = ctx.pkt.hash_key();
+    d.choose(
+        params,
+        ctx.queues,
+        ctx.candidates,
+        key,
+        ctx.salt,
+        ctx.now_ps,
+        line,
+        ctx.rng,
+    )
+}
+
+/// The static routing's port, or under failures the next valid one after it.
+fn static_port<Q: QueueView>(index: u8, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+    let (c, pkt) = (ctx.candidates, ctx.pkt);
+    let r = &ctx.shared.static_routes[index as usize].1;
+    let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
+    let i = super::static_route::choose(r, ctx.node, pkt.src, pkt.dst, all);
+    let w = all.len();
+    let mut k = 0;
+    first_valid(all, c, || {
+        k += 1;
+        (i + k - 1) % w
+    })
+}
+
+/// The DRB / Valiant / Ethereal path code's digit for this switch (hashed when the packet
+/// carries none).
+fn follow_path_port<Q: QueueView>(below: u32, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+    let (c, pkt) = (ctx.candidates, ctx.pkt);
+    if pkt.via == NO_VIA {
+        return c.get(ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()));
+    }
+    // The digit numbers the uplinks of the fault-free fabric; the sender only uses codes whose
+    // every hop is valid (`drb::next_via`).
+    let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
+    let p = all.get(((pkt.via / below) % all.len() as u32) as u16);
+    if !crate::topology::contains(c, p) {
+        invalid_path_code(ctx.node, p);
+    }
+    p
+}
+
+/// Ofan rotates over all w uplinks; under failures it keeps advancing the pointer until it
+/// yields a valid port (the Ofan paper, §4.1).
+fn ofan_port<Q: QueueView>(state: &mut Ofan, level: u8, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+    let (c, pkt) = (ctx.candidates, ctx.pkt);
+    let (d, _) = ctx.fabric.subtree(pkt.dst, level);
+    let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
+    if all.len() != state.width() {
+        candidates_mismatch("ofan", all.len(), state.width());
+    }
+    let order = ctx.shared.orders.for_width(state.width());
+    let (in_port, class) = (ctx.in_port, pkt.size_class());
+    first_valid(all, c, || state.choose(order, in_port, d, class))
+}
+
 fn band_remote(shared: &LbShared, fabric: &Fabric, node: NodeId) -> Box<Remote> {
     let metric = Metric::Band(shared.bands.quantizer.clone());
     Box::new(Remote::new(

@@ -8,7 +8,7 @@ use rand_pcg::Pcg32;
 /// (at least one must be accepted). One draw, and none when a single item ties, so every
 /// policy consumes its random stream the same way.
 #[inline]
-pub fn uniform_among<I: Iterator>(
+pub(crate) fn uniform_among<I: Iterator>(
     items: impl Fn() -> I,
     is_tie: impl Fn(&I::Item) -> bool,
     rng: &mut Pcg32,

@@ -33,13 +33,13 @@ use rand::Rng;
 use rand_pcg::Pcg32;
 
 /// The number of intermediates (top-tier switches reachable as distinct codes).
-pub fn intermediates(fabric: &Fabric) -> u32 {
+pub(crate) fn intermediates(fabric: &Fabric) -> u32 {
     digit_divisor(fabric, fabric.top_tier())
 }
 
 /// The top-tier switch each code 0..[`intermediates`] reaches (climbing from host 0 in the
 /// fault-free fabric).
-pub fn top_of_codes(fabric: &Fabric) -> Vec<NodeId> {
+pub(crate) fn top_of_codes(fabric: &Fabric) -> Vec<NodeId> {
     (0..intermediates(fabric))
         .map(|code| {
             let mut n = fabric.peer(0, 0, 0).0;
@@ -57,7 +57,7 @@ pub fn top_of_codes(fabric: &Fabric) -> Vec<NodeId> {
 
 /// The codes of the top-tier switches `nodes` (`lb.valiant.intermediates`), in order; the
 /// first node that is not a top-tier switch is the error.
-pub fn codes_of(fabric: &Fabric, nodes: &[NodeId]) -> Result<Vec<u32>, NodeId> {
+pub(crate) fn codes_of(fabric: &Fabric, nodes: &[NodeId]) -> Result<Vec<u32>, NodeId> {
     let tops = top_of_codes(fabric);
     nodes
         .iter()
@@ -67,7 +67,7 @@ pub fn codes_of(fabric: &Fabric, nodes: &[NodeId]) -> Result<Vec<u32>, NodeId> {
 
 /// Under link failures: a pair of edge switches (source, destination) for which none of the
 /// intermediates `codes` is valid, if any (`Model::build` refuses such a subset).
-pub fn uncovered_pair(fabric: &Fabric, codes: &[u32]) -> Option<(NodeId, NodeId)> {
+pub(crate) fn uncovered_pair(fabric: &Fabric, codes: &[u32]) -> Option<(NodeId, NodeId)> {
     if !fabric.has_failures() || codes.is_empty() {
         return None;
     }
@@ -82,7 +82,7 @@ pub fn uncovered_pair(fabric: &Fabric, codes: &[u32]) -> Option<(NodeId, NodeId)
 /// The path code of the next data packet of a flow whose drawn code is `pointer`
 /// (`u32::MAX`: not yet drawn): a fresh uniform draw per packet, or the flow's one. `subset`:
 /// the codes to draw from (empty: every intermediate).
-pub fn next_via(
+pub(crate) fn next_via(
     fabric: &Fabric,
     src: NodeId,
     dst: NodeId,
@@ -152,7 +152,12 @@ fn valid(fabric: &Fabric, src: NodeId, dst: NodeId, code: u32) -> bool {
 /// Where switch `node` sends a climbing packet (its flag set): up, or at the top tier down
 /// by the ordinary route, clearing the flag.
 #[inline]
-pub fn route<'a>(fabric: &'a Fabric, node: NodeId, pkt: &mut Packet, now_ps: u64) -> Route<'a> {
+pub(crate) fn route<'a>(
+    fabric: &'a Fabric,
+    node: NodeId,
+    pkt: &mut Packet,
+    now_ps: u64,
+) -> Route<'a> {
     if fabric.tier(node) >= fabric.top_tier() {
         pkt.flags &= !flags::VALIANT_UP;
         return fabric.route(node, pkt.dst, now_ps);

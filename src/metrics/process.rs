@@ -1,7 +1,7 @@
 //! What the process itself used.
 
 /// Peak resident set size of this process (Linux `VmHWM`), or 0 where unavailable.
-pub fn peak_rss_bytes() -> u64 {
+pub(crate) fn peak_rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

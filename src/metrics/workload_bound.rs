@@ -32,13 +32,13 @@ use crate::workload::{Flow, Start, Workload};
 use std::collections::{HashMap, HashSet};
 
 /// Workloads up to this many flows get the exact per-flow maximum.
-pub const EXACT_FLOWS: u64 = 1 << 20;
+pub(crate) const EXACT_FLOWS: u64 = 1 << 20;
 
 /// Workloads up to this many flows get the busiest host's wire time.
-pub const BUSIEST_FLOWS: u64 = 1 << 26;
+pub(crate) const BUSIEST_FLOWS: u64 = 1 << 26;
 
 /// Sizes and delays the bound needs, in bytes and ps.
-pub struct BoundInputs<'a> {
+pub(crate) struct BoundInputs<'a> {
     pub fabric: &'a Fabric,
     pub workload: &'a Workload,
     pub payload_bytes: u64,
@@ -109,7 +109,7 @@ impl BoundInputs<'_> {
 }
 
 /// The CCT lower bound of the run, in ps (0 for an empty workload).
-pub fn lower_bound_ps(s: &Scenario, b: &BoundInputs<'_>) -> u64 {
+pub(crate) fn lower_bound_ps(s: &Scenario, b: &BoundInputs<'_>) -> u64 {
     let permutation = s.workload.kind == WorkloadKind::Permutation;
     let hosts = b.fabric.num_hosts;
     let w = b.workload;
@@ -330,7 +330,7 @@ impl CriticalPath {
 /// the phase's start too (a phase's first send is not known before the run). Exact up to
 /// [`EXACT_FLOWS`] flows; above, the flows of host 0 only (a maximum over fewer flows is
 /// still a lower bound).
-pub fn phase_lower_bounds_ps(b: &BoundInputs<'_>) -> Vec<u64> {
+pub(crate) fn phase_lower_bounds_ps(b: &BoundInputs<'_>) -> Vec<u64> {
     let w = b.workload;
     let hosts = b.fabric.num_hosts;
     let mut bounds = vec![0u64; w.phase_names().len()];

@@ -10,7 +10,7 @@ use crate::time::PS_PER_NS;
 use crate::workload::Flow;
 
 /// Records flow `i` of host `src` (`flow`, started at `start_ps`) completed at `now_ps`.
-pub fn record_completion(
+pub(crate) fn record_completion(
     mx: &mut Metrics,
     m: &Model,
     (src, i): (u32, u32),
@@ -50,7 +50,7 @@ pub fn record_completion(
 /// Records that a data packet of flow `i` of host `src` starts on the wire at `begin_ps`
 /// (the first of its phase's sends is the phase's start).
 #[inline]
-pub fn record_send(mx: &mut Metrics, m: &Model, (src, i): (u32, u32), begin_ps: u64) {
+pub(crate) fn record_send(mx: &mut Metrics, m: &Model, (src, i): (u32, u32), begin_ps: u64) {
     mx.counters.first_send_ps = mx.counters.first_send_ps.min(begin_ps);
     if let Some(phase) = m.workload.phase_of(src, i) {
         let p = phases::entry(&mut mx.phases, phase);

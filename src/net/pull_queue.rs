@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 
 #[derive(Default, Serialize, Deserialize)]
-pub struct PullQueue {
+pub(crate) struct PullQueue {
     /// Flows with pulls waiting, in round-robin order.
     turn: VecDeque<FlowId>,
     /// Incoming flows not yet complete that have been pulled for.
@@ -44,7 +44,7 @@ struct PullFlow {
 
 /// A pull to send: for `flow`, numbered `pull_no`, with the entropy of its ACKs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Pull {
+pub(crate) struct Pull {
     pub flow: FlowId,
     pub pull_no: u32,
     pub entropy: u16,
@@ -52,7 +52,7 @@ pub struct Pull {
 
 impl PullQueue {
     /// A packet of `flow` (entropy `entropy`) arrived: one more pull for it.
-    pub fn add(&mut self, flow: FlowId, entropy: u16) {
+    pub(crate) fn add(&mut self, flow: FlowId, entropy: u16) {
         let f = self.flows.entry(flow).or_default();
         f.entropy = entropy;
         f.waiting += 1;
@@ -62,18 +62,18 @@ impl PullQueue {
     }
 
     /// Every packet of `flow` has arrived: its waiting pulls are dropped.
-    pub fn release(&mut self, flow: FlowId) {
+    pub(crate) fn release(&mut self, flow: FlowId) {
         // Its place in `turn` is skipped when reached.
         self.flows.remove(&flow);
     }
 
     /// Whether pulls wait.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.turn.is_empty()
     }
 
     /// When the next pull may go, `gap_ps` after the last one (0 before the first).
-    pub fn ready_ps(&self, gap_ps: u64) -> u64 {
+    pub(crate) fn ready_ps(&self, gap_ps: u64) -> u64 {
         self.last_ps.map_or(0, |t| t + gap_ps)
     }
 
@@ -81,7 +81,7 @@ impl PullQueue {
     /// (0 before the first); with one per flow (`per_flow`), the earliest of the waiting flows'
     /// own last pull + `gap_ps`. None when no pull waits (released flows are dropped from the
     /// turn here).
-    pub fn next_ready_ps(&mut self, gap_ps: u64, per_flow: bool) -> Option<u64> {
+    pub(crate) fn next_ready_ps(&mut self, gap_ps: u64, per_flow: bool) -> Option<u64> {
         let flows = &self.flows;
         self.turn.retain(|f| flows.contains_key(f));
         if self.turn.is_empty() {
@@ -98,7 +98,7 @@ impl PullQueue {
 
     /// Per-flow pacing: takes the pull of the first flow in turn whose own gap has passed at
     /// `now_ps`.
-    pub fn pop_ready(&mut self, now_ps: u64, gap_ps: u64) -> Option<Pull> {
+    pub(crate) fn pop_ready(&mut self, now_ps: u64, gap_ps: u64) -> Option<Pull> {
         let flows = &self.flows;
         let at = self.turn.iter().position(|f| {
             flows
@@ -110,7 +110,7 @@ impl PullQueue {
     }
 
     /// Takes the next flow's pull, sent at `now_ps`.
-    pub fn pop(&mut self, now_ps: u64) -> Option<Pull> {
+    pub(crate) fn pop(&mut self, now_ps: u64) -> Option<Pull> {
         while let Some(flow) = self.turn.pop_front() {
             if self.flows.contains_key(&flow) {
                 return Some(self.send(flow, now_ps));

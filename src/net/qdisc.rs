@@ -18,7 +18,7 @@
 //! simulator units, below this layer); its behaviour is here.
 
 use super::Port;
-pub use crate::model::{CtrlShare, EcnRule, Overflow, QueueDiscipline};
+pub(crate) use crate::model::{CtrlShare, EcnRule, Overflow, QueueDiscipline};
 use crate::packet::{flags, Packet};
 use rand::Rng;
 use rand_pcg::Pcg32;

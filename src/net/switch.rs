@@ -243,34 +243,7 @@ impl Switch {
         let admission = self
             .qdisc
             .offer(port, pkt, now_ps, last_hop, rng, lost, pool);
-        let mut returned = None;
-        let queued = match admission {
-            Admission::Dropped if pkt.is_data() => {
-                c.data_dropped += 1;
-                false
-            }
-            Admission::Dropped => {
-                c.acks_dropped += 1;
-                c.pulls_dropped += (pkt.kind == PacketKind::Pull) as u64;
-                false
-            }
-            Admission::Enqueued { marked } => {
-                c.ecn_marked += marked as u64;
-                true
-            }
-            Admission::Trimmed { marked } => {
-                c.trims += 1;
-                c.ecn_marked += marked as u64;
-                true
-            }
-            Admission::Returned(header) => {
-                // Trimmed here, or upstream (then its trim is counted already).
-                c.trims += !pkt.is_trimmed() as u64;
-                c.headers_returned += 1;
-                returned = Some(header);
-                false
-            }
-        };
+        let (queued, returned) = count_admission(admission, &pkt, c);
         if !port.busy && !port.is_empty() {
             start_tx(m, self.id, p, port, now_ps, out);
         }
@@ -397,4 +370,35 @@ fn count_late(o: &OperaFabric, n: NodeId, p: u16, pkt: &Packet, now_ps: u64, c: 
 #[inline(never)]
 fn sent_on_failed_link(node: NodeId, port: u16) -> ! {
     panic!("switch {node} sent a packet on its failed link at port {port}")
+}
+
+/// Counts an admission decision; returns whether the packet was queued, and the header to
+/// return to its sender (NDP's return-to-sender) if any.
+fn count_admission(admission: Admission, pkt: &Packet, c: &mut Counters) -> (bool, Option<Packet>) {
+    match admission {
+        Admission::Dropped if pkt.is_data() => {
+            c.data_dropped += 1;
+            (false, None)
+        }
+        Admission::Dropped => {
+            c.acks_dropped += 1;
+            c.pulls_dropped += (pkt.kind == PacketKind::Pull) as u64;
+            (false, None)
+        }
+        Admission::Enqueued { marked } => {
+            c.ecn_marked += marked as u64;
+            (true, None)
+        }
+        Admission::Trimmed { marked } => {
+            c.trims += 1;
+            c.ecn_marked += marked as u64;
+            (true, None)
+        }
+        Admission::Returned(header) => {
+            // Trimmed here, or upstream (then its trim is counted already).
+            c.trims += !pkt.is_trimmed() as u64;
+            c.headers_returned += 1;
+            (false, Some(header))
+        }
+    }
 }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Default, Serialize, Deserialize)]
-pub struct Triggers {
+pub(crate) struct Triggers {
     /// Paced transport: packets received so far of incoming flows not yet complete.
     arrived: BTreeMap<FlowId, u32>,
     /// This host's flows that wait for dependencies, by index: how many have not arrived
@@ -30,7 +30,7 @@ pub struct Triggers {
 impl Triggers {
     /// Counts a packet of incoming flow `id` of `packets` packets (paced transport); returns
     /// whether it was the flow's last.
-    pub fn count_packet(&mut self, id: FlowId, packets: u64) -> bool {
+    pub(crate) fn count_packet(&mut self, id: FlowId, packets: u64) -> bool {
         let n = self.arrived.entry(id).or_insert(0);
         *n += 1;
         let done = *n as u64 >= packets;
@@ -42,7 +42,7 @@ impl Triggers {
 
     /// One of the `deps` dependencies of flow `i` has arrived at `now_ps`; when it was the
     /// last, the flow becomes ready at `now_ps + delay_ps`.
-    pub fn dependency_arrived(&mut self, i: u32, deps: u32, now_ps: u64, delay_ps: u64) {
+    pub(crate) fn dependency_arrived(&mut self, i: u32, deps: u32, now_ps: u64, delay_ps: u64) {
         let left = self.missing.entry(i).or_insert(deps);
         *left -= 1;
         if *left == 0 {
@@ -52,12 +52,12 @@ impl Triggers {
     }
 
     /// The earliest ready flow's start time.
-    pub fn next_ready_ps(&self) -> Option<u64> {
+    pub(crate) fn next_ready_ps(&self) -> Option<u64> {
         self.ready.first().map(|&(t, _)| t)
     }
 
     /// Takes a flow whose start time is at most `now_ps`, recording its start.
-    pub fn take_due(&mut self, now_ps: u64) -> Option<(u64, u32)> {
+    pub(crate) fn take_due(&mut self, now_ps: u64) -> Option<(u64, u32)> {
         let &(t, i) = self.ready.first().filter(|&&(t, _)| t <= now_ps)?;
         self.ready.pop_first();
         self.started_ps.insert(i, t);
@@ -65,12 +65,12 @@ impl Triggers {
     }
 
     /// Entries held (incoming flows counted, waiting, ready and running triggered flows).
-    pub fn entries(&self) -> usize {
+    pub(crate) fn entries(&self) -> usize {
         self.arrived.len() + self.missing.len() + self.ready.len() + self.started_ps.len()
     }
 
     /// The start time of triggered flow `i`, which has just completed.
-    pub fn completed(&mut self, i: u32) -> Option<u64> {
+    pub(crate) fn completed(&mut self, i: u32) -> Option<u64> {
         self.started_ps.remove(&i)
     }
 }

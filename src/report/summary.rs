@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 #[derive(Serialize)]
-pub struct Percentiles {
+pub(super) struct Percentiles {
     pub p50: u64,
     pub p99: u64,
     pub p999: u64,

@@ -309,19 +309,55 @@ fn sweep_def(origin: &str, dir: &Path, key: String, v: toml::Value) -> Result<Sw
 fn claim(v: toml::Value, paper: &str, sweeps: &[SweepDef]) -> Result<Claim> {
     let c: ClaimToml =
         deserialize(v, "").map_err(|e| anyhow!("{}", e.to_string().trim_start_matches(": ")))?;
-    if !c.id.starts_with(&format!("{paper}.")) {
+    check_id(&c.id, paper)?;
+    let claim_sweeps = sweeps_of(&c, sweeps)?;
+    let test = test_of(&c)?;
+    let (metrics, labels) = metrics_of(&c)?;
+    let sizes = match &c.sizes {
+        None => vec![Size::Laptop, Size::Paper],
+        Some(list) => list
+            .iter()
+            .map(|s| s.parse::<Size>().map_err(|e| anyhow!("sizes: {e}")))
+            .collect::<Result<_>>()?,
+    };
+    for (field, text) in [("known", &c.known), ("note", &c.note)] {
+        if text.as_ref().is_some_and(|t| t.trim().is_empty()) {
+            bail!("{field}: empty (say why, or leave it out)");
+        }
+    }
+    Ok(Claim {
+        id: c.id,
+        figure: c.figure,
+        paper: c.paper,
+        sweeps: claim_sweeps,
+        metrics,
+        labels,
+        test,
+        sizes,
+        known: c.known,
+        note: c.note,
+    })
+}
+
+/// A claim id starts with its paper's name and uses only characters safe in file names.
+fn check_id(id: &str, paper: &str) -> Result<()> {
+    if !id.starts_with(&format!("{paper}.")) {
         bail!("id: must start with the paper's name ({paper}.)");
     }
-    if !c
-        .id
+    if !id
         .chars()
         .all(|ch| ch.is_ascii_alphanumeric() || "._-".contains(ch))
     {
         bail!("id: letters, digits, '.', '_' and '-' only");
     }
-    let claim_sweeps = match c.sweep {
-        SweepNames::One(k) => vec![k],
-        SweepNames::Many(list) => list,
+    Ok(())
+}
+
+/// The claim's sweeps: one or more distinct `[sweep.NAME]` keys of the same file.
+fn sweeps_of(c: &ClaimToml, sweeps: &[SweepDef]) -> Result<Vec<String>> {
+    let claim_sweeps = match &c.sweep {
+        SweepNames::One(k) => vec![k.clone()],
+        SweepNames::Many(list) => list.clone(),
     };
     if claim_sweeps.is_empty() {
         bail!("sweep: an empty list (name one [sweep.NAME] or more)");
@@ -338,6 +374,19 @@ fn claim(v: toml::Value, paper: &str, sweeps: &[SweepDef]) -> Result<Claim> {
             bail!("sweep: {key:?} listed twice");
         }
     }
+    Ok(claim_sweeps)
+}
+
+fn finite(name: &str, v: f64) -> Result<f64> {
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        bail!("{name}: must be a finite number")
+    }
+}
+
+/// The claim's one test (value, below, above, between, ascending or exponent).
+fn test_of(c: &ClaimToml) -> Result<Test> {
     let tests = [
         c.value.is_some(),
         c.below.is_some(),
@@ -349,13 +398,6 @@ fn claim(v: toml::Value, paper: &str, sweeps: &[SweepDef]) -> Result<Claim> {
     if tests.iter().filter(|t| **t).count() != 1 {
         bail!("test: give exactly one of value, below, above, between, ascending, exponent");
     }
-    let finite = |name: &str, v: f64| -> Result<f64> {
-        if v.is_finite() {
-            Ok(v)
-        } else {
-            bail!("{name}: must be a finite number")
-        }
-    };
     let test = if let Some(value) = c.value {
         let rel_tol = finite("rel_tol", c.rel_tol.unwrap_or(0.0))?;
         let abs_tol = finite("abs_tol", c.abs_tol.unwrap_or(0.0))?;
@@ -391,6 +433,11 @@ fn claim(v: toml::Value, paper: &str, sweeps: &[SweepDef]) -> Result<Claim> {
     if c.x.is_some() && !matches!(test, Test::Exponent { .. }) {
         bail!("x: only an exponent test takes x");
     }
+    Ok(test)
+}
+
+/// The claim's metric expressions (one, or the list of an ascending test) and their labels.
+fn metrics_of(c: &ClaimToml) -> Result<(Vec<Expr>, Vec<String>)> {
     let texts: Vec<String> = match (&c.ascending, &c.metric) {
         (Some(list), None) if list.len() >= 2 => list.clone(),
         (Some(_), None) => bail!("ascending: at least two expressions"),
@@ -414,35 +461,12 @@ fn claim(v: toml::Value, paper: &str, sweeps: &[SweepDef]) -> Result<Claim> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let labels = match c.labels {
-        Some(l) if l.len() == texts.len() => l,
+    let labels = match &c.labels {
+        Some(l) if l.len() == texts.len() => l.clone(),
         Some(l) => bail!("labels: {} labels for {} expressions", l.len(), texts.len()),
         None => texts,
     };
-    let sizes = match c.sizes {
-        None => vec![Size::Laptop, Size::Paper],
-        Some(list) => list
-            .iter()
-            .map(|s| s.parse::<Size>().map_err(|e| anyhow!("sizes: {e}")))
-            .collect::<Result<_>>()?,
-    };
-    for (field, text) in [("known", &c.known), ("note", &c.note)] {
-        if text.as_ref().is_some_and(|t| t.trim().is_empty()) {
-            bail!("{field}: empty (say why, or leave it out)");
-        }
-    }
-    Ok(Claim {
-        id: c.id,
-        figure: c.figure,
-        paper: c.paper,
-        sweeps: claim_sweeps,
-        metrics,
-        labels,
-        test,
-        sizes,
-        known: c.known,
-        note: c.note,
-    })
+    Ok((metrics, labels))
 }
 
 #[cfg(test)]

@@ -253,99 +253,16 @@ pub fn run(chosen: &[Chosen], o: &Options) -> Result<Vec<PaperResult>> {
     let mut step = 0;
     let mut results = Vec::new();
     for c in chosen {
-        let mut tables: BTreeMap<String, SummaryTable> = BTreeMap::new();
-        let mut why_not: BTreeMap<String, String> = BTreeMap::new();
-        let mut sweeps = Vec::new();
-        let mut problems = Vec::new();
-        let mut partial: BTreeMap<String, String> = BTreeMap::new();
+        let mut ran = Ran::default();
         for key in needed_sweeps(c, o.size) {
             step += 1;
-            let (spec, dir) = derive(c, &key, o)?;
-            eprintln!(
-                "reproduce: [{step}/{total}] sweep {} at size {}: {} points",
-                spec.name,
-                o.size.name(),
-                spec.len()
-            );
-            if let Err(e) = spec.validate_points() {
-                let msg = format!("{e:#}").replace('\n', "; ");
-                problems.push(msg.clone());
-                why_not.insert(key.clone(), format!("sweep {} not run: {msg}", spec.name));
-                continue;
-            }
-            let opts = runner::RunnerOptions {
-                out: dir.clone(),
-                jobs: jobs_for(&spec, o.jobs),
-                only: None,
-                weft_bin: o.weft_bin.clone(),
-            };
-            if !o.no_run {
-                let ran = runner::run(&spec, &opts)?;
-                if !ran.failed.is_empty() {
-                    problems.push(format!(
-                        "sweep {}: {} of {} points failed (see stderr.txt in {})",
-                        spec.name,
-                        ran.failed.len(),
-                        ran.ran,
-                        ran.failed[0].display()
-                    ));
-                }
-            }
-            match collect::collect(&dir) {
-                Ok(col) if col.runs.rows.is_empty() => {
-                    why_not.insert(
-                        key.clone(),
-                        format!(
-                            "sweep {}: no point finished yet (0 of {})",
-                            spec.name,
-                            spec.len()
-                        ),
-                    );
-                }
-                Ok(col) => {
-                    collect::write(&dir, &col)?;
-                    let wall = col.runs.header.iter().position(|h| h == "wall_s");
-                    let run_s = wall.map_or(0.0, |w| {
-                        col.runs
-                            .rows
-                            .iter()
-                            .filter_map(|r| r[w].parse::<f64>().ok())
-                            .sum()
-                    });
-                    sweeps.push(SweepCost {
-                        name: key.clone(),
-                        points: col.runs.rows.len(),
-                        planned: spec.len(),
-                        run_s,
-                    });
-                    if col.runs.rows.len() < spec.len() {
-                        partial.insert(
-                            key.clone(),
-                            format!(
-                                "sweep {} partial: {} of {} points",
-                                spec.name,
-                                col.runs.rows.len(),
-                                spec.len()
-                            ),
-                        );
-                    }
-                    let table = SummaryTable::read(
-                        &dir.join("summary.csv"),
-                        &spec.name,
-                        known_values(&c.file, &key)?,
-                    )?;
-                    tables.insert(key.clone(), table);
-                }
-                Err(e) => {
-                    why_not.insert(key.clone(), format!("sweep {}: {e:#}", spec.name));
-                }
-            }
+            run_sweep(c, &key, o, (step, total), &mut ran)?;
         }
         let mut outcomes = Vec::new();
         let mut claim_sweeps = Vec::new();
         for &i in &c.claims {
             let claim = &c.file.claims[i];
-            let outcome = evaluate_at(claim, c, o.size, &tables, &why_not, &partial);
+            let outcome = evaluate_at(claim, c, o.size, &ran.tables, &ran.why_not, &ran.partial);
             outcomes.push(outcome);
             claim_sweeps.push(claim.sweeps.clone());
         }
@@ -362,18 +279,111 @@ pub fn run(chosen: &[Chosen], o: &Options) -> Result<Vec<PaperResult>> {
             });
             claim_sweeps.push(Vec::new());
         }
-        let figures = draw_figures(c, &tables, o, &mut problems);
+        let figures = draw_figures(c, &ran.tables, o, &mut ran.problems);
         results.push(PaperResult {
             paper: c.file.paper.clone(),
             title: c.file.title.clone(),
             outcomes,
             claim_sweeps,
-            sweeps,
+            sweeps: ran.sweeps,
             figures,
-            problems,
+            problems: ran.problems,
         });
     }
     Ok(results)
+}
+
+/// What one paper's sweeps left, by sweep key: the summary tables of those that ran, why the
+/// others did not, the notes of partial ones, their costs and the problems met.
+#[derive(Default)]
+struct Ran {
+    tables: BTreeMap<String, SummaryTable>,
+    why_not: BTreeMap<String, String>,
+    partial: BTreeMap<String, String>,
+    sweeps: Vec<SweepCost>,
+    problems: Vec<String>,
+}
+
+/// Runs (unless `--no-run`) and collects one sweep of a paper; `step` is (this one, of all).
+fn run_sweep(
+    c: &Chosen,
+    key: &str,
+    o: &Options,
+    (step, total): (usize, usize),
+    ran: &mut Ran,
+) -> Result<()> {
+    let (spec, dir) = derive(c, key, o)?;
+    eprintln!(
+        "reproduce: [{step}/{total}] sweep {} at size {}: {} points",
+        spec.name,
+        o.size.name(),
+        spec.len()
+    );
+    if let Err(e) = spec.validate_points() {
+        let msg = format!("{e:#}").replace('\n', "; ");
+        ran.problems.push(msg.clone());
+        let why = format!("sweep {} not run: {msg}", spec.name);
+        ran.why_not.insert(key.to_string(), why);
+        return Ok(());
+    }
+    let opts = runner::RunnerOptions {
+        out: dir.clone(),
+        jobs: jobs_for(&spec, o.jobs),
+        only: None,
+        weft_bin: o.weft_bin.clone(),
+    };
+    if !o.no_run {
+        let done = runner::run(&spec, &opts)?;
+        if !done.failed.is_empty() {
+            ran.problems.push(format!(
+                "sweep {}: {} of {} points failed (see stderr.txt in {})",
+                spec.name,
+                done.failed.len(),
+                done.ran,
+                done.failed[0].display()
+            ));
+        }
+    }
+    let col = match collect::collect(&dir) {
+        Ok(col) => col,
+        Err(e) => {
+            let why = format!("sweep {}: {e:#}", spec.name);
+            ran.why_not.insert(key.to_string(), why);
+            return Ok(());
+        }
+    };
+    let (points, planned) = (col.runs.rows.len(), spec.len());
+    if points == 0 {
+        let why = format!(
+            "sweep {}: no point finished yet (0 of {planned})",
+            spec.name
+        );
+        ran.why_not.insert(key.to_string(), why);
+        return Ok(());
+    }
+    collect::write(&dir, &col)?;
+    let wall = col.runs.header.iter().position(|h| h == "wall_s");
+    let run_s = wall.map_or(0.0, |w| {
+        col.runs
+            .rows
+            .iter()
+            .filter_map(|r| r[w].parse::<f64>().ok())
+            .sum()
+    });
+    ran.sweeps.push(SweepCost {
+        name: key.to_string(),
+        points,
+        planned,
+        run_s,
+    });
+    if points < planned {
+        let note = format!("sweep {} partial: {points} of {planned} points", spec.name);
+        ran.partial.insert(key.to_string(), note);
+    }
+    let summary = dir.join("summary.csv");
+    let table = SummaryTable::read(&summary, &spec.name, known_values(&c.file, key)?)?;
+    ran.tables.insert(key.to_string(), table);
+    Ok(())
 }
 
 /// One claim's verdict at `size`: NOT RUN (with why) unless every sweep it reads ran there;

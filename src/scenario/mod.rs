@@ -6,10 +6,12 @@ pub mod ai;
 pub mod cc;
 mod expander;
 mod lb_config;
+mod lb_policy;
 mod load;
 mod overrides;
 mod pgft;
 pub mod reference;
+mod registry;
 mod validate;
 
 pub use expander::ExpanderConfig;
@@ -17,11 +19,13 @@ pub use lb_config::{
     renamed_field, ArConfig, BitmapConfig, CongaConfig, DlbConfig, DrillConfig, EtherealConfig,
     LbConfig, PspConfig, RepsConfig, SglbConfig, TopkConfig, ValiantConfig,
 };
+pub use lb_policy::LbPolicy;
 pub use load::{load_scenario, load_scenario_str};
 pub use pgft::{pgft_stage_names, pgft_tier_names, HostTypes, NodeTypeRanges, PgftConfig};
 pub use validate::{tier_names, FieldError};
 
 use cc::{DctcpConfig, MswiftConfig, NdpConfig, NsccConfig, SwiftConfig};
+use registry::registry;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -75,33 +79,21 @@ impl Default for Scenario {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TopologyKind {
-    /// Three-level fat tree of radix k: k^3/4 hosts.
-    FatTree,
-    /// Leaf-spine: k leaves of k/2 hosts and k/2 spines (k^2/2 hosts), or the counts of
-    /// `topology.leaves`, `spines`, `hosts_per_leaf`.
-    LeafSpine,
-    /// A Parallel Generalized Fat-Tree (`[topology.pgft]`).
-    Pgft,
-    /// Opera (NSDI 2020): racks whose uplinks go to rotor circuit switches cycling through
-    /// matchings (`topology.racks`, `hosts_per_rack`, `uplinks`, `[topology.opera]`).
-    Opera,
-    /// Static random u-regular graph of ToRs (`topology.racks`, `hosts_per_rack`, `uplinks`,
-    /// `[topology.expander]`).
-    Expander,
-}
-
-impl TopologyKind {
-    pub fn name(&self) -> &'static str {
-        match self {
-            TopologyKind::FatTree => "fat_tree",
-            TopologyKind::LeafSpine => "leaf_spine",
-            TopologyKind::Pgft => "pgft",
-            TopologyKind::Opera => "opera",
-            TopologyKind::Expander => "expander",
-        }
+registry! {
+    pub enum TopologyKind {
+        /// Three-level fat tree of radix k: k^3/4 hosts.
+        FatTree => "fat_tree",
+        /// Leaf-spine: k leaves of k/2 hosts and k/2 spines (k^2/2 hosts), or the counts of
+        /// `topology.leaves`, `spines`, `hosts_per_leaf`.
+        LeafSpine => "leaf_spine",
+        /// A Parallel Generalized Fat-Tree (`[topology.pgft]`).
+        Pgft => "pgft",
+        /// Opera (NSDI 2020): racks whose uplinks go to rotor circuit switches cycling through
+        /// matchings (`topology.racks`, `hosts_per_rack`, `uplinks`, `[topology.opera]`).
+        Opera => "opera",
+        /// Static random u-regular graph of ToRs (`topology.racks`, `hosts_per_rack`, `uplinks`,
+        /// `[topology.expander]`).
+        Expander => "expander",
     }
 }
 
@@ -649,184 +641,6 @@ impl Default for SwitchConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum LbPolicy {
-    /// Per-flow hashing: a flow draws one entropy value at start; switches hash (flow key,
-    /// entropy, per-switch salt) as htsim's `freeBSDHash`.
-    Ecmp,
-    /// Random packet spraying: hosts draw a fresh entropy value per packet; switches hash as
-    /// ECMP.
-    Rps,
-    /// Switches pick a uniformly random uplink per packet.
-    Rsq,
-    /// One round-robin pointer per switch over its uplinks, random start (ACKs hashed:
-    /// `lb.ack_ecmp`).
-    SimpleRr,
-    /// The uplink with the fewest queued bytes, uniform among ties.
-    Jsq,
-    /// The Ofan paper's Choice: the less loaded of two distinct random uplinks (DRILL(2, 0)).
-    Choice,
-    /// DRILL(d, m) (`lb.drill.d`, `lb.drill.m`): the least loaded of d random uplinks and m
-    /// remembered ones.
-    Drill,
-    /// Uniform among the k uplinks with the fewest queued bytes (`lb.topk.k`).
-    Topk,
-    /// Digit-reversal bouncing: per-flow pointers walk the lowest-common-layer switches in
-    /// digit-reversed order.
-    Drb,
-    /// The Ofan paper's per-destination round-robin pointers with permuted port orders.
-    Ofan,
-    /// Ofan with pointer sets shared per pipe of `lb.pipe_ports` ingress ports.
-    Pofan,
-    /// REPS: each flow recycles entropy values acknowledged without ECN (`[lb.reps]`).
-    Reps,
-    /// Spectrum-X-style adaptive routing: the uplink of the lowest quantized queue level
-    /// (`[lb.ar]`).
-    Ar,
-    /// The PSP paper's band-weighted random choice of uplink (`[lb.psp]`).
-    Psp,
-    /// Uniform among the uplinks in the lowest PSP band (`[lb.psp]`).
-    BandJsq,
-    /// Broadcom DLB: the best quality band from queue and utilization levels (`[lb.dlb]`).
-    Dlb,
-    /// Valiant load balancing: through a random top-tier switch per packet or flow
-    /// (`[lb.valiant]`).
-    Valiant,
-    /// UEC's per-EV penalty bitmap (htsim `UecMpBitmap`).
-    Bitmap,
-    /// UEC's recycled good EVs, else the bitmap (htsim `UecMpMixed`); not `lb.mixed`.
-    #[serde(rename = "mixed")]
-    UecMixed,
-    /// Ethereal: each flow split into subflows, one per path through the lowest common
-    /// layer (`[lb.ethereal]`).
-    Ethereal,
-    /// CONGA, adapted per packet: leaf-to-leaf congestion feedback (`[lb.conga]`).
-    Conga,
-    /// ByteDance SGLB: DLB quality combined with the upper switches' adverts (`[lb.sglb]`).
-    Sglb,
-    /// Static PGFT routings (the PGFT routing paper; Zahavi's D-mod-k), this one D-mod-k: a
-    /// fixed port per destination.
-    Dmodk,
-    /// S-mod-k: a fixed port per source.
-    Smodk,
-    /// D-mod-k over grouped ids (node types, `[topology.pgft]`).
-    Gdmodk,
-    /// S-mod-k over grouped ids (node types, `[topology.pgft]`).
-    Gsmodk,
-    /// A random port per (switch, destination), drawn from the seed.
-    Random,
-}
-
-impl LbPolicy {
-    pub const ALL: [LbPolicy; 27] = [
-        LbPolicy::Ecmp,
-        LbPolicy::Rps,
-        LbPolicy::Rsq,
-        LbPolicy::SimpleRr,
-        LbPolicy::Jsq,
-        LbPolicy::Choice,
-        LbPolicy::Drill,
-        LbPolicy::Topk,
-        LbPolicy::Drb,
-        LbPolicy::Ofan,
-        LbPolicy::Pofan,
-        LbPolicy::Reps,
-        LbPolicy::Ar,
-        LbPolicy::Psp,
-        LbPolicy::BandJsq,
-        LbPolicy::Dlb,
-        LbPolicy::Valiant,
-        LbPolicy::Bitmap,
-        LbPolicy::UecMixed,
-        LbPolicy::Ethereal,
-        LbPolicy::Conga,
-        LbPolicy::Sglb,
-        LbPolicy::Dmodk,
-        LbPolicy::Smodk,
-        LbPolicy::Gdmodk,
-        LbPolicy::Gsmodk,
-        LbPolicy::Random,
-    ];
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            LbPolicy::Ecmp => "ecmp",
-            LbPolicy::Rps => "rps",
-            LbPolicy::Rsq => "rsq",
-            LbPolicy::SimpleRr => "simple_rr",
-            LbPolicy::Jsq => "jsq",
-            LbPolicy::Choice => "choice",
-            LbPolicy::Drill => "drill",
-            LbPolicy::Topk => "topk",
-            LbPolicy::Drb => "drb",
-            LbPolicy::Ofan => "ofan",
-            LbPolicy::Pofan => "pofan",
-            LbPolicy::Reps => "reps",
-            LbPolicy::Ar => "ar",
-            LbPolicy::Psp => "psp",
-            LbPolicy::BandJsq => "band_jsq",
-            LbPolicy::Dlb => "dlb",
-            LbPolicy::Valiant => "valiant",
-            LbPolicy::Bitmap => "bitmap",
-            LbPolicy::UecMixed => "mixed",
-            LbPolicy::Ethereal => "ethereal",
-            LbPolicy::Conga => "conga",
-            LbPolicy::Sglb => "sglb",
-            LbPolicy::Dmodk => "dmodk",
-            LbPolicy::Smodk => "smodk",
-            LbPolicy::Gdmodk => "gdmodk",
-            LbPolicy::Gsmodk => "gsmodk",
-            LbPolicy::Random => "random",
-        }
-    }
-
-    /// The policy learns from feedback: ACKs (entropy value and ECN echo) under every
-    /// transport, and NACKs and timeouts under the reliable one (`host.cc` other than
-    /// `none`). The paced transport ACKs every data packet whatever the policy, so these
-    /// policies need nothing more from it.
-    pub fn needs_feedback(&self) -> bool {
-        matches!(self, LbPolicy::Reps | LbPolicy::Bitmap | LbPolicy::UecMixed)
-    }
-
-    /// Whether switches decide from their queues (and so can see them through a stale
-    /// snapshot, `lb.state_update_period_ns`).
-    /// Whether the policy is all switch side (hosts send plain packets), so it can share a
-    /// fabric with other such policies (`lb.mixed`).
-    pub fn is_switch_only(&self) -> bool {
-        !matches!(
-            self,
-            LbPolicy::Ecmp
-                | LbPolicy::Rps
-                | LbPolicy::Drb
-                | LbPolicy::Reps
-                | LbPolicy::Valiant
-                | LbPolicy::Bitmap
-                | LbPolicy::UecMixed
-                | LbPolicy::Ethereal
-        )
-    }
-
-    /// Whether switches exchange state (CONGA's overlay, SGLB's adverts), so every switch
-    /// must run it (no `lb.mixed`).
-    pub fn needs_every_switch(&self) -> bool {
-        matches!(self, LbPolicy::Conga | LbPolicy::Sglb)
-    }
-
-    pub fn is_queue_aware(&self) -> bool {
-        matches!(
-            self,
-            LbPolicy::Jsq
-                | LbPolicy::Choice
-                | LbPolicy::Drill
-                | LbPolicy::Topk
-                | LbPolicy::Psp
-                | LbPolicy::BandJsq
-                | LbPolicy::Dlb
-        )
-    }
-}
-
 /// `lb.ar.mode`, `lb.sglb.mode`: a switch decision per packet or per flowlet.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -897,37 +711,23 @@ pub struct MixedDeployment {
     pub fraction: Option<f64>,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CcKind {
-    /// Paced sender, no congestion control (the Ofan paper's LB-isolation mode).
-    None,
-    /// A fixed window of `host.window_bdp` bandwidth-delay products per flow.
-    Constant,
-    /// DCTCP window rules (`[host.dctcp]`).
-    Dctcp,
-    /// UEC NSCC (`[host.nscc]`).
-    Nscc,
-    /// Swift (`[host.swift]`).
-    Swift,
-    /// Swift fed the median of recent delays (`[host.swift]`, `[host.mswift]`).
-    Mswift,
-    /// NDP, the receiver-driven transport (`[host.ndp]`; needs `switch.trim`): an initial
-    /// window, then one packet per pull from the receiver.
-    Ndp,
-}
-
-impl CcKind {
-    pub fn name(&self) -> &'static str {
-        match self {
-            CcKind::None => "none",
-            CcKind::Constant => "constant",
-            CcKind::Dctcp => "dctcp",
-            CcKind::Nscc => "nscc",
-            CcKind::Swift => "swift",
-            CcKind::Mswift => "mswift",
-            CcKind::Ndp => "ndp",
-        }
+registry! {
+    pub enum CcKind {
+        /// Paced sender, no congestion control (the Ofan paper's LB-isolation mode).
+        None => "none",
+        /// A fixed window of `host.window_bdp` bandwidth-delay products per flow.
+        Constant => "constant",
+        /// DCTCP window rules (`[host.dctcp]`).
+        Dctcp => "dctcp",
+        /// UEC NSCC (`[host.nscc]`).
+        Nscc => "nscc",
+        /// Swift (`[host.swift]`).
+        Swift => "swift",
+        /// Swift fed the median of recent delays (`[host.swift]`, `[host.mswift]`).
+        Mswift => "mswift",
+        /// NDP, the receiver-driven transport (`[host.ndp]`; needs `switch.trim`): an initial
+        /// window, then one packet per pull from the receiver.
+        Ndp => "ndp",
     }
 }
 
@@ -1035,48 +835,48 @@ impl Default for HostConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum WorkloadKind {
-    /// Every host sends `message_bytes` to one other host, each host receiving once (a random
-    /// derangement from the seed: no host sends to itself; `inter_pod`, `inter_rack`).
-    Permutation,
-    /// Every host sends `message_bytes` to every other host.
-    AllToAll,
-    /// The flows of an htsim connection-matrix file (`file`).
-    Matrix,
-    /// The PSP paper's load: every host sends back-to-back `message_bytes` messages at `load`
-    /// for `duration_us`, to hosts of other pods or leaves (`destinations`).
-    Continuous,
-    /// The Opera paper, §5 (`workload/poisson.rs`): every host starts flows as a Poisson
-    /// process of rate λ_host = `load` · line rate (bytes/s) / mean size for `duration_us`,
-    /// each to a uniformly random host of another rack (edge switch or leaf), so arrivals are
-    /// Poisson network-wide over the H · (H − hosts per rack) inter-rack pairs; sizes from
-    /// `size_cdf` (mean Σ bytes_i · (cdf_i − cdf_{i−1}): datamining 7,861,995 B, websearch
-    /// 1,875,928 B).
-    Poisson,
-    /// Every host sends `message_bytes` to every host of other racks (H − hosts per rack flows
-    /// each), at time 0 or staggered over `stagger_us` (`workload/shuffle.rs`).
-    Shuffle,
-    /// Opera's hot rack: host i of one random rack sends `message_bytes` to host i of another
-    /// (`workload/rack_patterns.rs`).
-    HotRack,
-    /// Opera's skew[θ, 1]: a random share θ = `active_racks` of the racks, at least two, is
-    /// active; a random permutation among their hosts with no rack-local pair, each sending
-    /// `message_bytes`.
-    Skew,
-    /// A ring collective (`collective`) over `hosts`: every step waits for the previous
-    /// step's chunk from the previous rank.
-    Ring,
-    /// A pairwise collective (`collective` = all_to_all or all_to_all_v) over `hosts`: every
-    /// rank sends directly to every other.
-    Pairwise,
-    /// Llama-3 FSDP2/HSDP: the inter-server gradient/weight rings of `gpus` GPUs
-    /// (`workload/fsdp2.rs`).
-    Fsdp2,
-    /// Mixture-of-experts dispatch then combine all-to-all-v within expert-parallel groups of
-    /// `ep_size` GPUs (`workload/moe.rs`).
-    Moe,
+registry! {
+    pub enum WorkloadKind {
+        /// Every host sends `message_bytes` to one other host, each host receiving once (a random
+        /// derangement from the seed: no host sends to itself; `inter_pod`, `inter_rack`).
+        Permutation => "permutation",
+        /// Every host sends `message_bytes` to every other host.
+        AllToAll => "all_to_all",
+        /// The flows of an htsim connection-matrix file (`file`).
+        Matrix => "matrix",
+        /// The PSP paper's load: every host sends back-to-back `message_bytes` messages at `load`
+        /// for `duration_us`, to hosts of other pods or leaves (`destinations`).
+        Continuous => "continuous",
+        /// The Opera paper, §5 (`workload/poisson.rs`): every host starts flows as a Poisson
+        /// process of rate λ_host = `load` · line rate (bytes/s) / mean size for `duration_us`,
+        /// each to a uniformly random host of another rack (edge switch or leaf), so arrivals are
+        /// Poisson network-wide over the H · (H − hosts per rack) inter-rack pairs; sizes from
+        /// `size_cdf` (mean Σ bytes_i · (cdf_i − cdf_{i−1}): datamining 7,861,995 B, websearch
+        /// 1,875,928 B).
+        Poisson => "poisson",
+        /// Every host sends `message_bytes` to every host of other racks (H − hosts per rack flows
+        /// each), at time 0 or staggered over `stagger_us` (`workload/shuffle.rs`).
+        Shuffle => "shuffle",
+        /// Opera's hot rack: host i of one random rack sends `message_bytes` to host i of another
+        /// (`workload/rack_patterns.rs`).
+        HotRack => "hot_rack",
+        /// Opera's skew[θ, 1]: a random share θ = `active_racks` of the racks, at least two, is
+        /// active; a random permutation among their hosts with no rack-local pair, each sending
+        /// `message_bytes`.
+        Skew => "skew",
+        /// A ring collective (`collective`) over `hosts`: every step waits for the previous
+        /// step's chunk from the previous rank.
+        Ring => "ring",
+        /// A pairwise collective (`collective` = all_to_all or all_to_all_v) over `hosts`: every
+        /// rank sends directly to every other.
+        Pairwise => "pairwise",
+        /// Llama-3 FSDP2/HSDP: the inter-server gradient/weight rings of `gpus` GPUs
+        /// (`workload/fsdp2.rs`).
+        Fsdp2 => "fsdp2",
+        /// Mixture-of-experts dispatch then combine all-to-all-v within expert-parallel groups of
+        /// `ep_size` GPUs (`workload/moe.rs`).
+        Moe => "moe",
+    }
 }
 
 /// `workload.placement`: how servers of `gpus_per_server` GPUs are placed on the fabric's
@@ -1184,35 +984,27 @@ pub enum Destinations {
     Shift,
 }
 
-/// algorithm, which runs some of them.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Collective {
-    /// Ring: ReduceScatter then AllGather, 2(n − 1) dependent steps.
-    #[default]
-    AllReduce,
-    /// Ring: n − 1 dependent steps.
-    ReduceScatter,
-    /// Ring: n − 1 dependent steps.
-    AllGather,
-    /// Pairwise: every rank sends ⌈message_bytes / ranks⌉ to every other rank.
-    AllToAll,
-    /// Pairwise: every rank sends to every other the bytes of a rank × rank CSV matrix
-    /// (`workload.file`).
-    AllToAllV,
+registry! {
+    /// `workload.collective`: the collective a ring or pairwise workload runs (`kind` picks the
+    /// algorithm, which runs some of them).
+    #[derive(Default)]
+    pub enum Collective {
+        /// Ring: ReduceScatter then AllGather, 2(n − 1) dependent steps.
+        #[default]
+        AllReduce => "all_reduce",
+        /// Ring: n − 1 dependent steps.
+        ReduceScatter => "reduce_scatter",
+        /// Ring: n − 1 dependent steps.
+        AllGather => "all_gather",
+        /// Pairwise: every rank sends ⌈message_bytes / ranks⌉ to every other rank.
+        AllToAll => "all_to_all",
+        /// Pairwise: every rank sends to every other the bytes of a rank × rank CSV matrix
+        /// (`workload.file`).
+        AllToAllV => "all_to_all_v",
+    }
 }
 
 impl Collective {
-    pub fn name(self) -> &'static str {
-        match self {
-            Collective::AllReduce => "all_reduce",
-            Collective::ReduceScatter => "reduce_scatter",
-            Collective::AllGather => "all_gather",
-            Collective::AllToAll => "all_to_all",
-            Collective::AllToAllV => "all_to_all_v",
-        }
-    }
-
     /// Whether `kind = "ring"` runs it (otherwise `kind = "pairwise"` does).
     pub fn is_ring(self) -> bool {
         matches!(

@@ -13,7 +13,7 @@ fn parse_value(raw: &str) -> toml::Value {
     }
 }
 
-pub fn apply_override(table: &mut toml::Table, set: &str) -> Result<()> {
+pub(super) fn apply_override(table: &mut toml::Table, set: &str) -> Result<()> {
     let (path, raw) = set
         .split_once('=')
         .ok_or_else(|| anyhow!("expected key=value (e.g. lb.policy=ofan)"))?;

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The most levels a PGFT may have (stage and tier names exist up to this height).
-pub const MAX_LEVELS: usize = 6;
+pub(super) const MAX_LEVELS: usize = 6;
 /// The most end nodes (2^22), the most ports per switch.
 const MAX_HOSTS: u64 = 1 << 22;
 const MAX_PORTS: u64 = 4096;

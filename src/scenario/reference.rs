@@ -137,17 +137,7 @@ fn walk(
         if meaning.is_empty() {
             meaning = def_doc.clone();
         }
-        let default = if required.contains(&name.as_str()) {
-            "required".to_string()
-        } else {
-            match p.get("default") {
-                Some(Value::Null) => "unset".into(),
-                Some(v) if !matches!(kind, Kind::Table(_, "")) => format!("`{}`", toml_value(v)),
-                Some(_) => String::new(),
-                None if optional => "unset".into(),
-                None => String::new(),
-            }
-        };
+        let default = default_text(p, required.contains(&name.as_str()), &kind, optional);
         let bounds = bounds(p);
         let field = match kind {
             Kind::Table(name, nest) => {
@@ -182,15 +172,7 @@ fn walk(
                 integer,
                 values,
             } => {
-                let allowed = if values.is_empty() {
-                    bounds.text()
-                } else {
-                    let v: Vec<String> = values.iter().map(|(v, _)| format!("`\"{v}\"`")).collect();
-                    v.join(", ")
-                };
-                for (v, doc) in values.iter().filter(|(_, d)| !d.is_empty()) {
-                    meaning.push_str(&format!(" `\"{v}\"`: {doc}"));
-                }
+                let allowed = allowed_text(&values, &bounds, &mut meaning);
                 let ty = if optional {
                     format!("optional {ty}")
                 } else {
@@ -209,6 +191,35 @@ fn walk(
             }
         };
         out[at].fields.push(field);
+    }
+}
+
+/// The reference's default column: required, unset (an optional field), or the value (none
+/// for a sub-table, whose fields have their own).
+fn default_text(p: &Value, required: bool, kind: &Kind, optional: bool) -> String {
+    if required {
+        return "required".to_string();
+    }
+    match p.get("default") {
+        Some(Value::Null) => "unset".into(),
+        Some(v) if !matches!(kind, Kind::Table(_, "")) => format!("`{}`", toml_value(v)),
+        Some(_) => String::new(),
+        None if optional => "unset".into(),
+        None => String::new(),
+    }
+}
+
+/// The allowed column of a scalar: its enum values, or its bounds; each value's doc is
+/// appended to the meaning.
+fn allowed_text(values: &[(String, String)], bounds: &Bounds, meaning: &mut String) -> String {
+    for (v, doc) in values.iter().filter(|(_, d)| !d.is_empty()) {
+        meaning.push_str(&format!(" `\"{v}\"`: {doc}"));
+    }
+    if values.is_empty() {
+        bounds.text()
+    } else {
+        let v: Vec<String> = values.iter().map(|(v, _)| format!("`\"{v}\"`")).collect();
+        v.join(", ")
     }
 }
 

@@ -23,7 +23,7 @@ impl FieldError {
     }
 }
 
-pub type Result<T> = std::result::Result<T, FieldError>;
+pub(super) type Result<T> = std::result::Result<T, FieldError>;
 
 /// Returns a [`FieldError`] for `field` with a formatted message.
 macro_rules! bail_field {

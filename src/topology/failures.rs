@@ -20,7 +20,7 @@ use std::collections::HashMap;
 /// Table entry: the fault-free route applies.
 const KEEP: u32 = u32::MAX;
 
-pub struct FailureRoutes {
+pub(super) struct FailureRoutes {
     /// Per global port id: its link is down (both directions are marked).
     down: Vec<bool>,
     /// The failed links, one (node, port) per link, from the lower tier's end.
@@ -37,7 +37,7 @@ impl FailureRoutes {
     /// The candidate ports of switch `n` toward a host under edge switch `edge`, if failures
     /// changed them.
     #[inline]
-    pub fn route(&self, n: NodeId, num_hosts: u32, edge: u32) -> Option<&[u16]> {
+    pub(super) fn route(&self, n: NodeId, num_hosts: u32, edge: u32) -> Option<&[u16]> {
         let i = (n - num_hosts) as usize * self.num_edges as usize + edge as usize;
         match self.table[i] {
             KEEP => None,
@@ -45,7 +45,7 @@ impl FailureRoutes {
         }
     }
 
-    pub fn failed_links(&self) -> &[(NodeId, u16)] {
+    pub(super) fn failed_links(&self) -> &[(NodeId, u16)] {
         &self.failed
     }
 
@@ -53,7 +53,7 @@ impl FailureRoutes {
         self.reach[(n - num_hosts) as usize * self.num_edges as usize + edge as usize]
     }
 
-    pub fn is_down(&self, port_id: u32) -> bool {
+    pub(super) fn is_down(&self, port_id: u32) -> bool {
         self.down[port_id as usize]
     }
 }

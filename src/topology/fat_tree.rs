@@ -9,7 +9,7 @@
 
 use super::{Candidates, NodeId, Route, Wiring};
 
-pub const STAGES: &[&str] = &[
+pub(super) const STAGES: &[&str] = &[
     "host_edge",
     "edge_agg",
     "agg_core",
@@ -19,7 +19,7 @@ pub const STAGES: &[&str] = &[
 ];
 
 #[derive(Clone, Copy, Debug)]
-pub struct FatTree {
+pub(super) struct FatTree {
     k: u32,
     h: u32,
     e0: u32,
@@ -28,21 +28,21 @@ pub struct FatTree {
 }
 
 impl FatTree {
-    pub fn new(k: u32) -> FatTree {
+    pub(super) fn new(k: u32) -> FatTree {
         let h = k / 2;
         let e0 = k * h * h;
         let a0 = e0 + k * h;
         let c0 = a0 + k * h;
         FatTree { k, h, e0, a0, c0 }
     }
-    pub fn num_hosts(&self) -> u32 {
+    pub(super) fn num_hosts(&self) -> u32 {
         self.e0
     }
     fn num_nodes(&self) -> u32 {
         self.c0 + self.h * self.h
     }
 
-    pub fn wiring(&self) -> Wiring {
+    pub(super) fn wiring(&self) -> Wiring {
         let (k, h) = (self.k, self.h);
         let mut tiers = Vec::with_capacity(self.num_nodes() as usize);
         let mut ports = Vec::with_capacity(self.num_nodes() as usize);
@@ -85,7 +85,7 @@ impl FatTree {
     }
 
     #[inline]
-    pub fn route(&self, n: NodeId, dst: NodeId) -> Route<'static> {
+    pub(super) fn route(&self, n: NodeId, dst: NodeId) -> Route<'static> {
         let h = self.h;
         if n < self.a0 {
             let edge = n - self.e0;
@@ -114,7 +114,7 @@ impl FatTree {
 
     /// Every uplink of edge/aggregation (leaf) switch `n` (ports `h..2h`).
     #[inline]
-    pub fn route_up(&self, _n: NodeId) -> Route<'static> {
+    pub(super) fn route_up(&self, _n: NodeId) -> Route<'static> {
         Route::Choice(Candidates::Range {
             first: self.h as u16,
             count: self.h as u16,
@@ -124,7 +124,7 @@ impl FatTree {
     /// Index and count of the subtrees of height `level` that contain hosts: level 1 = edge
     /// switches, level 2 = pods.
     #[inline]
-    pub fn subtree(&self, dst: NodeId, level: u8) -> (u32, u32) {
+    pub(super) fn subtree(&self, dst: NodeId, level: u8) -> (u32, u32) {
         let h = self.h;
         match level {
             1 => (dst / h, self.k * h),
@@ -133,7 +133,7 @@ impl FatTree {
     }
 
     /// Tier of the lowest switches that are common ancestors of hosts `a` and `b`.
-    pub fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
+    pub(super) fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
         let h = self.h;
         if a / h == b / h {
             1
@@ -145,7 +145,7 @@ impl FatTree {
     }
 
     /// Edge group: edge switch (pod, e) with its hosts and aggregation switch (pod, e).
-    pub fn edge_group_of(&self, n: NodeId) -> Option<u32> {
+    pub(super) fn edge_group_of(&self, n: NodeId) -> Option<u32> {
         let h = self.h;
         if n < self.e0 {
             Some(n / h)
@@ -158,7 +158,7 @@ impl FatTree {
         }
     }
 
-    pub fn pod_of(&self, n: NodeId) -> Option<u32> {
+    pub(super) fn pod_of(&self, n: NodeId) -> Option<u32> {
         let h = self.h;
         if n < self.e0 {
             Some(n / (h * h))
@@ -171,7 +171,7 @@ impl FatTree {
         }
     }
 
-    pub fn group_of(&self, n: NodeId, fine: bool) -> Option<u32> {
+    pub(super) fn group_of(&self, n: NodeId, fine: bool) -> Option<u32> {
         if fine {
             self.edge_group_of(n)
         } else {
@@ -179,7 +179,7 @@ impl FatTree {
         }
     }
     /// Pods (coarse) or edge groups (fine).
-    pub fn num_groups(&self, fine: bool) -> u32 {
+    pub(super) fn num_groups(&self, fine: bool) -> u32 {
         if fine {
             self.k * self.h
         } else {
@@ -187,12 +187,12 @@ impl FatTree {
         }
     }
     /// The same fabric as PGFT(3; k/2, k/2, k; 1, k/2, k/2; 1, 1, 1).
-    pub fn as_pgft(&self) -> super::pgft::Pgft {
+    pub(super) fn as_pgft(&self) -> super::pgft::Pgft {
         super::pgft::Pgft::fat_tree(self.k)
     }
 
     /// Uplinks of a switch of tier `t` (1 = edge, 2 = aggregation).
-    pub fn tier_uplinks(&self, _t: u8) -> u16 {
+    pub(super) fn tier_uplinks(&self, _t: u8) -> u16 {
         self.h as u16
     }
 }

@@ -7,10 +7,10 @@
 
 use super::{Candidates, NodeId, Route, Wiring};
 
-pub const STAGES: &[&str] = &["host_leaf", "leaf_spine", "spine_leaf", "leaf_host"];
+pub(super) const STAGES: &[&str] = &["host_leaf", "leaf_spine", "spine_leaf", "leaf_host"];
 
 #[derive(Clone, Copy, Debug)]
-pub struct LeafSpine {
+pub(super) struct LeafSpine {
     leaves: u32,
     spines: u32,
     /// Hosts per leaf.
@@ -20,7 +20,7 @@ pub struct LeafSpine {
 }
 
 impl LeafSpine {
-    pub fn new(leaves: u32, spines: u32, hosts_per_leaf: u32) -> LeafSpine {
+    pub(super) fn new(leaves: u32, spines: u32, hosts_per_leaf: u32) -> LeafSpine {
         let h = hosts_per_leaf;
         LeafSpine {
             leaves,
@@ -30,11 +30,11 @@ impl LeafSpine {
             s0: leaves * h + leaves,
         }
     }
-    pub fn num_hosts(&self) -> u32 {
+    pub(super) fn num_hosts(&self) -> u32 {
         self.l0
     }
 
-    pub fn wiring(&self) -> Wiring {
+    pub(super) fn wiring(&self) -> Wiring {
         let (leaves, spines, h) = (self.leaves, self.spines, self.h);
         let mut tiers = vec![];
         let mut ports = vec![];
@@ -63,7 +63,7 @@ impl LeafSpine {
     }
 
     #[inline]
-    pub fn route(&self, n: NodeId, dst: NodeId) -> Route<'static> {
+    pub(super) fn route(&self, n: NodeId, dst: NodeId) -> Route<'static> {
         let h = self.h;
         if n < self.s0 {
             if dst / h == n - self.l0 {
@@ -81,7 +81,7 @@ impl LeafSpine {
 
     /// Every uplink of leaf switch `n` (ports `h..h + spines`).
     #[inline]
-    pub fn route_up(&self, _n: NodeId) -> Route<'static> {
+    pub(super) fn route_up(&self, _n: NodeId) -> Route<'static> {
         Route::Choice(Candidates::Range {
             first: self.h as u16,
             count: self.spines as u16,
@@ -90,12 +90,12 @@ impl LeafSpine {
 
     /// Index and count of the subtrees of height `level` that contain hosts: leaves.
     #[inline]
-    pub fn subtree(&self, dst: NodeId, _level: u8) -> (u32, u32) {
+    pub(super) fn subtree(&self, dst: NodeId, _level: u8) -> (u32, u32) {
         (dst / self.h, self.leaves)
     }
 
     /// Tier of the lowest switches that are common ancestors of hosts `a` and `b`.
-    pub fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
+    pub(super) fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
         if a / self.h == b / self.h {
             1
         } else {
@@ -103,7 +103,7 @@ impl LeafSpine {
         }
     }
 
-    pub fn leaf_of(&self, n: NodeId) -> Option<u32> {
+    pub(super) fn leaf_of(&self, n: NodeId) -> Option<u32> {
         if n < self.l0 {
             Some(n / self.h)
         } else if n < self.s0 {
@@ -113,20 +113,20 @@ impl LeafSpine {
         }
     }
 
-    pub fn group_of(&self, n: NodeId, _fine: bool) -> Option<u32> {
+    pub(super) fn group_of(&self, n: NodeId, _fine: bool) -> Option<u32> {
         self.leaf_of(n)
     }
     /// Leaves, at any granularity.
-    pub fn num_groups(&self, _fine: bool) -> u32 {
+    pub(super) fn num_groups(&self, _fine: bool) -> u32 {
         self.leaves
     }
     /// The same fabric as PGFT(2; hosts per leaf, leaves; 1, spines; 1, 1).
-    pub fn as_pgft(&self) -> super::pgft::Pgft {
+    pub(super) fn as_pgft(&self) -> super::pgft::Pgft {
         super::pgft::Pgft::leaf_spine(self.leaves, self.spines, self.h)
     }
 
     /// Uplinks of a switch of tier `t` (1 = leaf).
-    pub fn tier_uplinks(&self, _t: u8) -> u16 {
+    pub(super) fn tier_uplinks(&self, _t: u8) -> u16 {
         self.spines as u16
     }
 }

@@ -7,7 +7,7 @@
 use super::{NodeId, Wiring};
 
 #[derive(Clone, Copy, Debug)]
-pub struct Racks {
+pub(super) struct Racks {
     pub racks: u32,
     /// Hosts per rack, also the first uplink's port number.
     pub d: u32,
@@ -18,7 +18,7 @@ pub struct Racks {
 }
 
 impl Racks {
-    pub fn new(racks: u32, hosts_per_rack: u32, uplinks: u32) -> Racks {
+    pub(super) fn new(racks: u32, hosts_per_rack: u32, uplinks: u32) -> Racks {
         Racks {
             racks,
             d: hosts_per_rack,
@@ -29,7 +29,7 @@ impl Racks {
 
     /// The rack of a host or ToR.
     #[inline]
-    pub fn rack_of(&self, n: NodeId) -> u32 {
+    pub(super) fn rack_of(&self, n: NodeId) -> u32 {
         debug_assert!(n < self.t0 + self.racks);
         if n < self.t0 {
             n / self.d
@@ -40,23 +40,23 @@ impl Racks {
 
     /// Whether port `p` of node `n` is a ToR uplink.
     #[inline]
-    pub fn is_uplink(&self, n: NodeId, p: u16) -> bool {
+    pub(super) fn is_uplink(&self, n: NodeId, p: u16) -> bool {
         n >= self.t0 && p as u32 >= self.d
     }
 
     /// The downlink of ToR `n` to host `dst` if `dst` is in its rack.
     #[inline]
-    pub fn downlink(&self, n: NodeId, dst: NodeId) -> Option<u16> {
+    pub(super) fn downlink(&self, n: NodeId, dst: NodeId) -> Option<u16> {
         (dst / self.d == n - self.t0).then_some((dst % self.d) as u16)
     }
 
     /// Racks, at every level.
-    pub fn subtree(&self, dst: NodeId) -> (u32, u32) {
+    pub(super) fn subtree(&self, dst: NodeId) -> (u32, u32) {
         (dst / self.d, self.racks)
     }
 
     /// 1 in one rack; 2 otherwise (above the ToRs).
-    pub fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
+    pub(super) fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
         if a / self.d == b / self.d {
             1
         } else {
@@ -65,7 +65,7 @@ impl Racks {
     }
 
     /// A rack: its ToR and its hosts (None past the ToRs).
-    pub fn group_of(&self, n: NodeId) -> Option<u32> {
+    pub(super) fn group_of(&self, n: NodeId) -> Option<u32> {
         (n < self.t0 + self.racks).then(|| self.rack_of(n))
     }
 

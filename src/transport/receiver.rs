@@ -64,7 +64,7 @@ pub struct Urgent {
 
 /// First sequence number of an ACK's SACK bitmap (bit i = base + i), from what the ACK
 /// carries: the packet it answers (`seq`) and the cumulative point.
-pub fn sack_base(seq: u32, cumulative: u32) -> u32 {
+pub(crate) fn sack_base(seq: u32, cumulative: u32) -> u32 {
     seq.saturating_sub(63).max(cumulative.saturating_add(1))
 }
 

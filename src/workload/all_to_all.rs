@@ -5,7 +5,7 @@
 use super::Flow;
 
 #[inline]
-pub fn flow(hosts: u32, bytes: u64, h: u32, i: u32) -> Flow {
+pub(super) fn flow(hosts: u32, bytes: u64, h: u32, i: u32) -> Flow {
     debug_assert!(i + 1 < hosts);
     Flow {
         src: h,

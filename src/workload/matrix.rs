@@ -14,10 +14,10 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// Latest start time a connection may have: about 13 days, far from overflowing event times.
-pub const MAX_START_PS: u64 = 1 << 60;
+pub(crate) const MAX_START_PS: u64 = 1 << 60;
 
 /// Reads the matrix at `path`; flows may carry at most `max_bytes` each.
-pub fn read(path: &Path, num_hosts: u32, max_bytes: u64) -> Result<Vec<Flow>> {
+pub(crate) fn read(path: &Path, num_hosts: u32, max_bytes: u64) -> Result<Vec<Flow>> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| anyhow!("workload.file: {}: cannot read: {e}", path.display()))?;
     parse(&text, num_hosts, max_bytes)
@@ -33,7 +33,7 @@ fn header(line: Option<(usize, &str)>, key: &str) -> Result<u64> {
     }
 }
 
-pub fn parse(text: &str, num_hosts: u32, max_bytes: u64) -> Result<Vec<Flow>> {
+pub(crate) fn parse(text: &str, num_hosts: u32, max_bytes: u64) -> Result<Vec<Flow>> {
     let mut lines = text
         .lines()
         .enumerate()

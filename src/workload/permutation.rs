@@ -8,7 +8,7 @@ use rand::Rng;
 use rand_pcg::Pcg32;
 
 /// `dst[h]`: the host h sends to.
-pub fn derangement(n: u32, rng: &mut Pcg32) -> Vec<u32> {
+pub(crate) fn derangement(n: u32, rng: &mut Pcg32) -> Vec<u32> {
     let mut dst: Vec<u32> = (0..n).collect();
     loop {
         dst.shuffle(rng);
@@ -25,7 +25,11 @@ pub fn derangement(n: u32, rng: &mut Pcg32) -> Vec<u32> {
 /// over such permutations: rejection is hopeless, since a uniform shuffle of a k = 12 tree
 /// has no same-pod pair with probability about e^-36.) Needs at least two groups, none with
 /// more than half the hosts.
-pub fn inter_group_derangement(n: u32, group: &dyn Fn(u32) -> u32, rng: &mut Pcg32) -> Vec<u32> {
+pub(crate) fn inter_group_derangement(
+    n: u32,
+    group: &dyn Fn(u32) -> u32,
+    rng: &mut Pcg32,
+) -> Vec<u32> {
     let mut dst: Vec<u32> = (0..n).collect();
     dst.shuffle(rng);
     for i in 0..n as usize {

@@ -39,7 +39,7 @@ fn flow(src: u32, dst: u32, bytes: u64) -> Flow {
 }
 
 /// Host i of a random rack to host i (mod its size) of another random rack.
-pub fn hot_rack(rack: &[u32], bytes: u64, rng: &mut Pcg32) -> Result<Vec<Flow>, String> {
+pub(super) fn hot_rack(rack: &[u32], bytes: u64, rng: &mut Pcg32) -> Result<Vec<Flow>, String> {
     let m = members(rack);
     if m.len() < 2 {
         return Err("needs at least two racks".into());
@@ -54,7 +54,7 @@ pub fn hot_rack(rack: &[u32], bytes: u64, rng: &mut Pcg32) -> Result<Vec<Flow>, 
 }
 
 /// The racks skew[θ, 1] keeps active: round(θ · racks), at least two, drawn from the seed.
-pub fn active_racks(racks: usize, fraction: f64, rng: &mut Pcg32) -> Vec<usize> {
+pub(super) fn active_racks(racks: usize, fraction: f64, rng: &mut Pcg32) -> Vec<usize> {
     let count = ((fraction * racks as f64).round() as usize).clamp(2, racks);
     let mut order: Vec<usize> = (0..racks).collect();
     order.shuffle(rng);
@@ -64,7 +64,12 @@ pub fn active_racks(racks: usize, fraction: f64, rng: &mut Pcg32) -> Vec<usize> 
 }
 
 /// A permutation among the hosts of the active racks, no rack-local pair.
-pub fn skew(rack: &[u32], fraction: f64, bytes: u64, rng: &mut Pcg32) -> Result<Vec<Flow>, String> {
+pub(super) fn skew(
+    rack: &[u32],
+    fraction: f64,
+    bytes: u64,
+    rng: &mut Pcg32,
+) -> Result<Vec<Flow>, String> {
     let m = members(rack);
     if m.len() < 2 {
         return Err("needs at least two racks".into());

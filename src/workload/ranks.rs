@@ -3,7 +3,7 @@
 
 use crate::scenario::{FieldError, Scenario};
 
-pub struct Ranks {
+pub(super) struct Ranks {
     /// Rank → host.
     hosts: Vec<u32>,
     /// Host → rank, or [`NOT_A_RANK`].
@@ -15,7 +15,7 @@ const NOT_A_RANK: u32 = u32::MAX;
 impl Ranks {
     /// `workload.hosts` (unset: every host in order) of a validated scenario on `num_hosts`
     /// hosts; checks that the hosts exist.
-    pub fn of_scenario(s: &Scenario, num_hosts: u32) -> Result<Ranks, FieldError> {
+    pub(super) fn of_scenario(s: &Scenario, num_hosts: u32) -> Result<Ranks, FieldError> {
         let hosts = (s.workload.hosts.clone()).unwrap_or_else(|| (0..num_hosts).collect());
         if let Some(h) = hosts.iter().find(|&&h| h >= num_hosts) {
             return Err(FieldError::new(
@@ -26,7 +26,7 @@ impl Ranks {
         Ok(Ranks::new(hosts, num_hosts))
     }
 
-    pub fn new(hosts: Vec<u32>, num_hosts: u32) -> Ranks {
+    pub(super) fn new(hosts: Vec<u32>, num_hosts: u32) -> Ranks {
         assert!(
             hosts.len() >= 2,
             "validated: a collective has at least two hosts"
@@ -40,13 +40,13 @@ impl Ranks {
 
     /// Number of ranks.
     #[inline]
-    pub fn n(&self) -> u32 {
+    pub(super) fn n(&self) -> u32 {
         self.hosts.len() as u32
     }
 
     /// The rank of host `h`, if it is a member.
     #[inline]
-    pub fn rank(&self, h: u32) -> Option<u32> {
+    pub(super) fn rank(&self, h: u32) -> Option<u32> {
         self.rank_of
             .get(h as usize)
             .copied()
@@ -55,14 +55,14 @@ impl Ranks {
 
     /// The host of rank `r` (`r < n()`).
     #[inline]
-    pub fn host(&self, r: u32) -> u32 {
+    pub(super) fn host(&self, r: u32) -> u32 {
         self.hosts[r as usize]
     }
 }
 
 /// The bytes one step (ring) or pair (all-to-all) carries: ⌈message_bytes / ranks⌉, refused
 /// when more than one flow can hold.
-pub fn chunk_bytes(s: &Scenario, ranks: u32) -> Result<u64, FieldError> {
+pub(super) fn chunk_bytes(s: &Scenario, ranks: u32) -> Result<u64, FieldError> {
     let chunk = s.workload.message_bytes.div_ceil(ranks as u64);
     if chunk > super::max_flow_bytes(s) {
         return Err(FieldError::new(

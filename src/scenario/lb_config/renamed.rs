@@ -5,7 +5,7 @@
 use anyhow::{bail, Result};
 
 /// (old key of `[lb]`, policy table, new key in it): `lb.ar_mode` is now `lb.ar.mode`.
-pub const RENAMED: &[(&str, &str, &str)] = &[
+pub(super) const RENAMED: &[(&str, &str, &str)] = &[
     ("reps_buffer", "reps", "buffer"),
     ("reps_freeze_us", "reps", "freeze_us"),
     ("reps_explore_pkts", "reps", "explore_pkts"),
@@ -73,7 +73,7 @@ pub fn renamed_field(path: &str) -> Option<String> {
 }
 
 /// Refuses a scenario table whose `[lb]` still has an old flat key.
-pub fn check_renamed_keys(table: &toml::Table) -> Result<()> {
+pub(crate) fn check_renamed_keys(table: &toml::Table) -> Result<()> {
     if let Some(toml::Value::Table(lb)) = table.get("lb") {
         for key in lb.keys() {
             if let Some(msg) = renamed_field(&format!("lb.{key}")) {

@@ -307,7 +307,7 @@ impl OperaFabric {
 /// Which of `count` paths a packet with this entropy takes (a multiplicative hash of the
 /// entropy, so that neighbouring entropy values spread over the paths).
 #[inline]
-pub fn pick_path(entropy: u16, count: usize) -> usize {
+pub(super) fn pick_path(entropy: u16, count: usize) -> usize {
     let h = (entropy as u32 ^ 0x9e37).wrapping_mul(0x9e37_79b1);
     ((h >> 16) as usize * count) >> 16
 }

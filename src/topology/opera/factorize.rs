@@ -45,10 +45,10 @@ const NONE: u32 = u32::MAX;
 
 /// How many independent factorizations of J_LF a lifting draws blocks from (`P_sets` in
 /// `lift_construction.m`: 10 tries).
-pub const LIFT_SETS: usize = 10;
+pub(super) const LIFT_SETS: usize = 10;
 
 /// Rack counts above this are lifted from a smaller base when a base exists (`MAIN.m`).
-pub const LIFT_ABOVE_RACKS: usize = 64;
+pub(super) const LIFT_ABOVE_RACKS: usize = 64;
 
 /// N matchings of N racks: `peers[m * n + i]` is rack i's peer in matching m (i itself for
 /// the self-loop).
@@ -110,7 +110,7 @@ pub fn lift_base(n: usize) -> Option<(usize, usize)> {
 
 /// A random factorization of J_n: with `lifting`, lifted from a base when `lift_base` finds
 /// one; otherwise a direct random colouring. `lift_rng` is used only when lifting.
-pub fn factorize(
+pub(super) fn factorize(
     n: usize,
     lifting: bool,
     base_rng: &mut Pcg32,
@@ -131,7 +131,7 @@ pub fn factorize(
 /// Lifts `base` (a factorization of J_Nbase) by LF = `sets[_].n`: lifted rack s·LF + a is
 /// position a of base rack s; lifted matching P·LF + t is the t-th of base matching P's LF
 /// matchings.
-pub fn lift(base: &Factorization, sets: &[Factorization], rng: &mut Pcg32) -> Factorization {
+pub(super) fn lift(base: &Factorization, sets: &[Factorization], rng: &mut Pcg32) -> Factorization {
     let nb = base.n;
     let lf = sets[0].n;
     let n = nb * lf;
@@ -163,7 +163,7 @@ pub fn lift(base: &Factorization, sets: &[Factorization], rng: &mut Pcg32) -> Fa
 }
 
 /// A random proper edge colouring of K_n with n colours, as a factorization of J_n.
-pub fn colour_complete(n: usize, rng: &mut Pcg32) -> Factorization {
+pub(super) fn colour_complete(n: usize, rng: &mut Pcg32) -> Factorization {
     let mut c = Colouring::new(n);
     let mut edges: Vec<(u32, u32)> = (0..n as u32)
         .flat_map(|i| (i + 1..n as u32).map(move |j| (i, j)))

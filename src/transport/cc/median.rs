@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 /// The last `capacity` delay samples, oldest overwritten first.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct DelayHistory {
+pub(crate) struct DelayHistory {
     /// Ring storage; grows to `capacity`, then wraps.
     samples_ps: Vec<u64>,
     /// Where the next sample goes once the ring is full.
@@ -26,7 +26,7 @@ pub struct DelayHistory {
 }
 
 impl DelayHistory {
-    pub fn new(capacity: usize) -> DelayHistory {
+    pub(crate) fn new(capacity: usize) -> DelayHistory {
         assert!(capacity > 0, "a history holds at least one sample");
         DelayHistory {
             samples_ps: Vec::with_capacity(capacity),
@@ -36,7 +36,7 @@ impl DelayHistory {
         }
     }
 
-    pub fn capacity(&self) -> usize {
+    pub(crate) fn capacity(&self) -> usize {
         self.capacity
     }
 
@@ -44,7 +44,7 @@ impl DelayHistory {
         self.samples_ps.len()
     }
 
-    pub fn push(&mut self, delay_ps: u64) {
+    pub(crate) fn push(&mut self, delay_ps: u64) {
         if self.samples_ps.len() < self.capacity {
             self.samples_ps.push(delay_ps);
         } else {
@@ -54,7 +54,7 @@ impl DelayHistory {
     }
 
     /// Median of the most recent `min(h, len)` samples; none while the ring is empty.
-    pub fn median_of_last(&mut self, h: usize) -> Option<u64> {
+    pub(crate) fn median_of_last(&mut self, h: usize) -> Option<u64> {
         let n = h.min(self.len());
         if n == 0 {
             return None;

@@ -153,12 +153,12 @@ pub(crate) mod test_support {
     use super::{AckSignal, CcEnv, LossKind, LossSignal, NackSignal};
     use crate::time::PS_PER_US;
 
-    pub const MTU_BYTES: u64 = 4158;
-    pub const RTT_PS: u64 = 8 * PS_PER_US;
+    pub(crate) const MTU_BYTES: u64 = 4158;
+    pub(crate) const RTT_PS: u64 = 8 * PS_PER_US;
 
     /// 800 Gb/s, 4158-byte packets (4096 payload), 8 µs RTT, 5 switches, no trimming:
     /// BDP = 800e9 b/s × 8 µs / 8 = 800 000 bytes.
-    pub fn env() -> CcEnv {
+    pub(crate) fn env() -> CcEnv {
         let line_rate_bps = 800_000_000_000;
         let bdp_bytes = line_rate_bps / 8 * RTT_PS / 1_000_000_000_000;
         CcEnv {
@@ -174,7 +174,12 @@ pub(crate) mod test_support {
         }
     }
 
-    pub fn ack(now_ps: u64, newly_acked_bytes: u64, ecn: bool, rtt_ps: Option<u64>) -> AckSignal {
+    pub(crate) fn ack(
+        now_ps: u64,
+        newly_acked_bytes: u64,
+        ecn: bool,
+        rtt_ps: Option<u64>,
+    ) -> AckSignal {
         AckSignal {
             now_ps,
             newly_acked_bytes,
@@ -185,7 +190,7 @@ pub(crate) mod test_support {
         }
     }
 
-    pub fn nack(now_ps: u64) -> NackSignal {
+    pub(crate) fn nack(now_ps: u64) -> NackSignal {
         NackSignal {
             now_ps,
             bytes: MTU_BYTES,
@@ -196,7 +201,7 @@ pub(crate) mod test_support {
         }
     }
 
-    pub fn loss(now_ps: u64, kind: LossKind) -> LossSignal {
+    pub(crate) fn loss(now_ps: u64, kind: LossKind) -> LossSignal {
         LossSignal {
             now_ps,
             kind,
