@@ -71,49 +71,112 @@ registry! {
     }
 }
 
+/// What the rest of weft needs to know about a policy. [`LbPolicy::facts`] states it for every
+/// policy in one exhaustive `match` with no catch-all arm, so a new policy does not build until
+/// its line says which group it joins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Facts {
+    /// Hosts take part (entropy values, path codes): not a switch-only policy.
+    host_side: bool,
+    /// Learns from ACKs, NACKs and timeouts.
+    feedback: bool,
+    /// Switches decide from their own queues.
+    queue_aware: bool,
+    /// Switches exchange state, so every switch must run it.
+    every_switch: bool,
+}
+
+/// A policy that switches run alone, from nothing but their own state.
+const SWITCH_ONLY: Facts = Facts {
+    host_side: false,
+    feedback: false,
+    queue_aware: false,
+    every_switch: false,
+};
+
 impl LbPolicy {
+    fn facts(&self) -> Facts {
+        use LbPolicy as P;
+        match self {
+            P::Ecmp | P::Rps | P::Drb | P::Valiant | P::Ethereal => Facts {
+                host_side: true,
+                ..SWITCH_ONLY
+            },
+            P::Reps | P::Bitmap | P::UecMixed => Facts {
+                host_side: true,
+                feedback: true,
+                ..SWITCH_ONLY
+            },
+            P::Jsq | P::Choice | P::Drill | P::Topk | P::Psp | P::BandJsq | P::Dlb => Facts {
+                queue_aware: true,
+                ..SWITCH_ONLY
+            },
+            P::Conga | P::Sglb => Facts {
+                every_switch: true,
+                ..SWITCH_ONLY
+            },
+            P::Rsq
+            | P::SimpleRr
+            | P::Ofan
+            | P::Pofan
+            | P::Ar
+            | P::Dmodk
+            | P::Smodk
+            | P::Gdmodk
+            | P::Gsmodk
+            | P::Random => SWITCH_ONLY,
+        }
+    }
+
     /// The policy learns from feedback: ACKs (entropy value and ECN echo) under every
     /// transport, and NACKs and timeouts under the reliable one (`host.cc` other than
     /// `none`). The paced transport ACKs every data packet whatever the policy, so these
     /// policies need nothing more from it.
     pub fn needs_feedback(&self) -> bool {
-        matches!(self, LbPolicy::Reps | LbPolicy::Bitmap | LbPolicy::UecMixed)
+        self.facts().feedback
     }
 
     /// Whether the policy is all switch side (hosts send plain packets), so it can share a
     /// fabric with other such policies (`lb.mixed`).
     pub fn is_switch_only(&self) -> bool {
-        !matches!(
-            self,
-            LbPolicy::Ecmp
-                | LbPolicy::Rps
-                | LbPolicy::Drb
-                | LbPolicy::Reps
-                | LbPolicy::Valiant
-                | LbPolicy::Bitmap
-                | LbPolicy::UecMixed
-                | LbPolicy::Ethereal
-        )
+        !self.facts().host_side
     }
 
     /// Whether switches exchange state (CONGA's overlay, SGLB's adverts), so every switch
     /// must run it (no `lb.mixed`).
     pub fn needs_every_switch(&self) -> bool {
-        matches!(self, LbPolicy::Conga | LbPolicy::Sglb)
+        self.facts().every_switch
     }
 
     /// Whether switches decide from their queues (and so can see them through a stale
     /// snapshot, `lb.state_update_period_ns`).
     pub fn is_queue_aware(&self) -> bool {
-        matches!(
-            self,
-            LbPolicy::Jsq
-                | LbPolicy::Choice
-                | LbPolicy::Drill
-                | LbPolicy::Topk
-                | LbPolicy::Psp
-                | LbPolicy::BandJsq
-                | LbPolicy::Dlb
-        )
+        self.facts().queue_aware
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LbPolicy;
+
+    /// The groups as the policies' papers describe them (a few of each, so a line moved to the
+    /// wrong group fails here).
+    #[test]
+    fn facts_match_the_policies_descriptions() {
+        assert!(LbPolicy::Reps.needs_feedback() && !LbPolicy::Reps.is_switch_only());
+        assert!(!LbPolicy::Ecmp.needs_feedback() && !LbPolicy::Ecmp.is_switch_only());
+        assert!(LbPolicy::Jsq.is_queue_aware() && LbPolicy::Jsq.is_switch_only());
+        assert!(!LbPolicy::Ofan.is_queue_aware() && LbPolicy::Ofan.is_switch_only());
+        assert!(LbPolicy::Conga.needs_every_switch() && LbPolicy::Conga.is_switch_only());
+        assert!(!LbPolicy::Ar.is_queue_aware() && !LbPolicy::Ar.needs_every_switch());
+        let feedback: Vec<_> = LbPolicy::ALL
+            .iter()
+            .filter(|p| p.needs_feedback())
+            .collect();
+        assert_eq!(feedback.len(), 3, "REPS, bitmap and mixed: {feedback:?}");
+        // Feedback comes through the hosts: no switch-only policy needs it.
+        assert!(LbPolicy::ALL
+            .iter()
+            .all(|p| !(p.needs_feedback() && p.is_switch_only())));
     }
 }
