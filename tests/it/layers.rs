@@ -182,3 +182,71 @@ fn the_cycle_finder_finds_a_cycle_and_only_a_cycle() {
     assert_eq!(c.first(), c.last());
     assert_eq!(referenced("use crate::sim::agree; // crate::net"), ["sim"]);
 }
+
+/// Functions of the library longer than this many lines (signature to closing brace) fail
+/// `no_library_function_exceeds_the_line_limit`: split them along their stages.
+const MAX_FN_LINES: usize = 100;
+
+/// The (name, lines) of each function in `text` whose body ends at a line holding only `}` at
+/// the indentation of its `fn` line (rustfmt's layout); one-line and bodiless ones are skipped.
+fn long_functions(text: &str, limit: usize) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = &line[..line.len() - trimmed.len()];
+        let sig = [
+            "pub(crate) fn ",
+            "pub(super) fn ",
+            "pub fn ",
+            "fn ",
+            "const fn ",
+        ]
+        .iter()
+        .find_map(|p| trimmed.strip_prefix(p));
+        let Some(rest) = sig else { continue };
+        if line.trim_end().ends_with(';') || line.trim_end().ends_with('}') {
+            continue;
+        }
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let close = format!("{indent}}}");
+        if let Some(end) = lines[i + 1..].iter().position(|l| *l == close) {
+            if end + 1 > limit {
+                out.push((name, end + 1));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_library_function_exceeds_the_line_limit() {
+    let mut files = Vec::new();
+    walk(
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")),
+        &mut files,
+    );
+    let mut long = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (name, n) in long_functions(&text, MAX_FN_LINES) {
+            long.push(format!("{}: fn {name}: {n} lines", f.display()));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "over {MAX_FN_LINES} lines:\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_length_check_counts_a_long_function_and_skips_short_ones() {
+    let body = "    let x = 1;\n".repeat(120);
+    let text = format!("fn short() {{\n}}\n\nimpl A {{\n    pub fn long() {{\n{body}    }}\n}}\n");
+    assert_eq!(long_functions(&text, 100), vec![("long".to_string(), 121)]);
+    assert!(long_functions(&text, 200).is_empty());
+}
