@@ -316,11 +316,11 @@ mod tests {
         for (p, _) in &mut built {
             for node in &mut p.nodes {
                 if let Node::Switch(sw) = node {
-                    sw.lb = SwitchLb::Probe {
+                    sw.lb = SwitchLb::Probe(crate::lb::Probe {
                         period_ps,
                         limit: usize::MAX,
                         fired: vec![],
-                    };
+                    });
                     sw.start(&mut Direct(&mut p.queue));
                 }
             }

@@ -466,17 +466,17 @@ pub(crate) mod tests {
         let Node::Switch(sw) = &mut p.nodes[probe] else {
             panic!("node {probe} is a switch")
         };
-        sw.lb = SwitchLb::Probe {
+        sw.lb = SwitchLb::Probe(crate::lb::Probe {
             period_ps,
             limit: 5,
             fired: vec![],
-        };
+        });
         sw.start(&mut Direct(&mut p.queue));
         p.run_window(&m, &plan, u64::MAX, &mut outbox);
         let Node::Switch(sw) = &p.nodes[probe] else {
             unreachable!()
         };
-        let SwitchLb::Probe { fired, .. } = &sw.lb else {
+        let SwitchLb::Probe(crate::lb::Probe { fired, .. }) = &sw.lb else {
             unreachable!()
         };
         assert_eq!(*fired, (1..=5).map(|i| i * period_ps).collect::<Vec<_>>());

@@ -16,9 +16,13 @@
 //! (`flowlet.rs`, default 4096, so that collisions are rare), allocated once per switch.
 
 use super::flowlet::FlowletTable;
+use super::switch_policy::QueueView;
+use super::switch_policy::{BuildSwitch, SwitchCtx, SwitchPolicy};
 use super::ties::uniform_among;
-use super::QueueView;
+use super::LbShared;
+use crate::scenario::LbPolicy;
 use crate::topology::Candidates;
+use crate::topology::{Fabric, NodeId};
 use rand::Rng;
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
@@ -42,7 +46,7 @@ pub struct ArParams {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Ar {
+pub(crate) struct Ar {
     /// Per port: its level and when it was last computed (`None`: never).
     levels: Vec<(u8, Option<u64>)>,
     /// Per flowlet only.
@@ -62,7 +66,7 @@ impl ArParams {
 }
 
 impl Ar {
-    pub fn new(ports: u16, params: &ArParams) -> Ar {
+    pub(crate) fn new(ports: u16, params: &ArParams) -> Ar {
         Ar {
             levels: vec![(0, None); ports as usize],
             flowlets: params
@@ -74,7 +78,7 @@ impl Ar {
     /// Port `p`'s level at `now_ps`, refreshed from the live queue if it is older than the
     /// period.
     #[inline]
-    pub fn level<Q: QueueView>(
+    pub(crate) fn level<Q: QueueView>(
         &mut self,
         p: u16,
         params: &ArParams,
@@ -95,7 +99,7 @@ impl Ar {
     /// switch's hash salt.
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub fn choose<Q: QueueView>(
+    pub(crate) fn choose<Q: QueueView>(
         &mut self,
         params: &ArParams,
         queues: &Q,
@@ -131,13 +135,50 @@ impl Ar {
     }
 
     /// Bytes of state for a switch with `ports` ports.
-    pub fn state_bytes(ports: u16, params: &ArParams) -> usize {
+    pub(crate) fn state_bytes(ports: u16, params: &ArParams) -> usize {
         ports as usize * std::mem::size_of::<(u8, Option<u64>)>()
             + if params.flowlet {
                 FlowletTable::state_bytes(params.flowset_entries)
             } else {
                 0
             }
+    }
+}
+
+/// AR at a switch; a switch without uplinks (a top switch) hashes.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct ArSwitch(Option<Ar>);
+
+impl SwitchPolicy for ArSwitch {
+    #[inline]
+    fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+        let pkt = ctx.pkt;
+        let params = &ctx.shared.ar;
+        match &mut self.0 {
+            Some(a) if pkt.size_bytes >= params.small_bytes => {
+                let c = ctx.candidates;
+                let (key, salt, now, rng) = (pkt.hash_key(), ctx.salt, ctx.now_ps, &mut *ctx.rng);
+                c.get(a.choose(params, ctx.queues, c, key, salt, now, rng))
+            }
+            // Packets under `small_bytes` (ACKs) follow the hash, one port per flow.
+            _ => ctx.hashed_port(),
+        }
+    }
+}
+
+impl BuildSwitch for ArSwitch {
+    fn build(_: LbPolicy, shared: &LbShared, fabric: &Fabric, node: NodeId, _: &mut Pcg32) -> Self {
+        ArSwitch(match fabric.uplinks(node) {
+            0 => None,
+            _ => Some(Ar::new(fabric.num_ports(node), &shared.ar)),
+        })
+    }
+
+    fn state_bytes(_: LbPolicy, shared: &LbShared, fabric: &Fabric, node: NodeId) -> usize {
+        match fabric.uplinks(node) {
+            0 => 0,
+            _ => Ar::state_bytes(fabric.num_ports(node), &shared.ar),
+        }
     }
 }
 

@@ -4,8 +4,12 @@
 //! its random numbers exactly as [`super::drill`] does, so the two make the same decisions
 //! from the same stream (tested).
 
-use super::QueueView;
+use super::switch_policy::QueueView;
+use super::switch_policy::{BuildSwitch, SwitchCtx, SwitchPolicy};
+use super::LbShared;
+use crate::scenario::LbPolicy;
 use crate::topology::Candidates;
+use crate::topology::{Fabric, NodeId};
 use rand::Rng;
 use rand_pcg::Pcg32;
 
@@ -30,6 +34,24 @@ pub(crate) fn choose<Q: QueueView>(queues: &Q, c: Candidates<'_>, rng: &mut Pcg3
         a
     } else {
         b
+    }
+}
+
+/// Choice at a switch: no state of its own.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Choice;
+
+impl SwitchPolicy for Choice {
+    #[inline]
+    fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+        ctx.candidates
+            .get(choose(ctx.queues, ctx.candidates, ctx.rng))
+    }
+}
+
+impl BuildSwitch for Choice {
+    fn build(_: LbPolicy, _: &LbShared, _: &Fabric, _: NodeId, _: &mut Pcg32) -> Choice {
+        Choice
     }
 }
 

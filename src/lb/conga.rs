@@ -36,9 +36,13 @@
 //! and Q is at most 6 bits so that no overlay ever looks pinned.
 
 use super::flowlet::FlowletTable;
+use super::switch_policy::Forwarding;
+use super::switch_policy::{BuildSwitch, QueueView, SwitchCtx, SwitchPolicy};
 use super::ties::uniform_among;
+use super::LbShared;
 use crate::packet::{is_pinned, Packet, NO_VIA};
 use crate::scenario::LbConfig;
+use crate::scenario::LbPolicy;
 use crate::topology::{Candidates, Fabric, NodeId};
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
@@ -398,6 +402,40 @@ impl LeafTables {
             }
             None => (NO_TAG, 0),
         }
+    }
+}
+
+impl SwitchPolicy for Conga {
+    #[inline]
+    fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+        let (fabric, node, c) = (ctx.fabric, ctx.node, ctx.candidates);
+        let p = &ctx.shared.conga;
+        let i = Conga::choose(
+            self, fabric, node, ctx.pkt, c, ctx.now_ps, ctx.salt, p, ctx.rng,
+        );
+        c.get(i)
+    }
+
+    fn uplink_structured(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn forward(&mut self, at: &Forwarding<'_>, pkt: &mut Packet) {
+        let p = &at.shared.conga;
+        Conga::forward(
+            self, at.fabric, at.node, at.in_port, at.out, pkt, at.now_ps, p,
+        );
+    }
+}
+
+impl BuildSwitch for Conga {
+    fn build(_: LbPolicy, shared: &LbShared, fabric: &Fabric, node: NodeId, _: &mut Pcg32) -> Self {
+        Conga::new(fabric, node, &shared.conga)
+    }
+
+    fn state_bytes(_: LbPolicy, shared: &LbShared, fabric: &Fabric, node: NodeId) -> usize {
+        Conga::state_bytes(fabric, node, &shared.conga)
     }
 }
 

@@ -36,10 +36,14 @@
 //! entry share its port, as in the ASIC's table.
 
 use super::flowlet::FlowletTable;
+use super::switch_policy::QueueView;
+use super::switch_policy::{BuildSwitch, SwitchCtx, SwitchPolicy};
 use super::ties::uniform_among;
-use super::QueueView;
+use super::LbShared;
 use crate::scenario::DlbMode;
+use crate::scenario::LbPolicy;
 use crate::topology::Candidates;
+use crate::topology::{Fabric, NodeId};
 use rand::Rng;
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
@@ -112,14 +116,14 @@ struct PortSample {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Dlb {
+pub(crate) struct Dlb {
     ports: Vec<PortSample>,
     /// Flowlet and assigned modes only.
     flowsets: Option<FlowletTable>,
 }
 
 impl Dlb {
-    pub fn new(ports: u16, params: &DlbParams) -> Dlb {
+    pub(crate) fn new(ports: u16, params: &DlbParams) -> Dlb {
         Dlb {
             ports: vec![PortSample::default(); ports as usize],
             flowsets: params
@@ -163,7 +167,7 @@ impl Dlb {
     /// hash salt `salt`. `line_bytes_per_sample(p)`: port `p`'s line rate times T.
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub fn choose<Q: QueueView>(
+    pub(crate) fn choose<Q: QueueView>(
         &mut self,
         params: &DlbParams,
         queues: &Q,
@@ -200,7 +204,7 @@ impl Dlb {
     }
 
     /// Bytes of state for a switch with `ports` ports.
-    pub fn state_bytes(ports: u16, params: &DlbParams) -> usize {
+    pub(crate) fn state_bytes(ports: u16, params: &DlbParams) -> usize {
         ports as usize * std::mem::size_of::<PortSample>()
             + if params.uses_flowsets() {
                 FlowletTable::state_bytes(params.flowset_entries)
@@ -219,6 +223,47 @@ fn rebalance(params: &DlbParams, gain: u8, rng: &mut Pcg32) -> bool {
         && gain > 0
         && gain >= params.rebalance_delta
         && (rng.gen::<u32>() as u64) < params.rebalance_prob_2_32
+}
+
+/// DLB at a switch; a switch without uplinks (a top switch) hashes.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct DlbSwitch(Option<Dlb>);
+
+impl SwitchPolicy for DlbSwitch {
+    #[inline]
+    fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+        let Some(d) = &mut self.0 else {
+            return ctx.hashed_port();
+        };
+        let params = &ctx.shared.dlb;
+        let (fabric, node) = (ctx.fabric, ctx.node);
+        // What port p sends at line rate in one sampling period.
+        let line = |p: u16| fabric.link(node, p).rate.bps as f64 * params.sample_ps as f64 / 8e12;
+        let (c, key) = (ctx.candidates, ctx.pkt.hash_key());
+        c.get(d.choose(
+            params, ctx.queues, c, key, ctx.salt, ctx.now_ps, line, ctx.rng,
+        ))
+    }
+
+    fn snapshot_tracks_sent(&self) -> bool {
+        true
+    }
+}
+
+impl BuildSwitch for DlbSwitch {
+    fn build(_: LbPolicy, shared: &LbShared, fabric: &Fabric, node: NodeId, _: &mut Pcg32) -> Self {
+        DlbSwitch(match fabric.uplinks(node) {
+            0 => None,
+            _ => Some(Dlb::new(fabric.num_ports(node), &shared.dlb)),
+        })
+    }
+
+    fn state_bytes(_: LbPolicy, shared: &LbShared, fabric: &Fabric, node: NodeId) -> usize {
+        match fabric.uplinks(node) {
+            0 => 0,
+            _ => Dlb::state_bytes(fabric.num_ports(node), &shared.dlb),
+        }
+    }
 }
 
 #[cfg(test)]

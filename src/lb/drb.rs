@@ -8,7 +8,11 @@
 //! The first code of a flow is random. Under link failures the pointer skips the codes
 //! whose path crosses an invalid port, so it cycles over the paths both ends still reach.
 
+use super::switch_policy::all_candidates;
+use super::switch_policy::{BuildSwitch, QueueView, SwitchCtx, SwitchPolicy};
+use super::LbShared;
 use crate::packet::NO_VIA;
+use crate::scenario::LbPolicy;
 use crate::topology::{contains, Fabric, NodeId, Route};
 use rand::Rng;
 use rand_pcg::Pcg32;
@@ -73,6 +77,50 @@ pub(crate) fn code_is_valid(fabric: &Fabric, src: NodeId, dst: NodeId, via: u32)
 /// count: the product of the uplink counts of the tiers below it.
 pub(crate) fn digit_divisor(fabric: &Fabric, tier: u8) -> u32 {
     fabric.path_digit_divisor(tier)
+}
+
+/// The switch side of DRB, Valiant and Ethereal: follow the packet's path code. This switch's
+/// digit is `(via / below) % candidates`, where `below` is the product of the uplink counts of
+/// the tiers under it; a packet without a code is hashed.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct FollowPath {
+    below: u32,
+}
+
+impl SwitchPolicy for FollowPath {
+    #[inline]
+    fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+        let (c, pkt) = (ctx.candidates, ctx.pkt);
+        if pkt.via == NO_VIA {
+            return ctx.hashed_port();
+        }
+        // The digit numbers the uplinks of the fault-free fabric; the sender only uses codes
+        // whose every hop is valid (`next_via`).
+        let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
+        let p = all.get(((pkt.via / self.below) % all.len() as u32) as u16);
+        if !contains(c, p) {
+            invalid_path_code(ctx.node, p);
+        }
+        p
+    }
+
+    fn uplink_structured(&self) -> bool {
+        true
+    }
+}
+
+impl BuildSwitch for FollowPath {
+    fn build(_: LbPolicy, _: &LbShared, fabric: &Fabric, node: NodeId, _: &mut Pcg32) -> Self {
+        FollowPath {
+            below: digit_divisor(fabric, fabric.tier(node)),
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn invalid_path_code(node: NodeId, port: u16) -> ! {
+    panic!("a DRB path code sends a packet through failed port {port} of switch {node}")
 }
 
 #[cfg(test)]

@@ -14,9 +14,13 @@
 //!
 //! DRILL(2, 0) is the Ofan paper's Choice and draws its random numbers as [`super::choice`].
 
+use super::switch_policy::QueueView;
+use super::switch_policy::{BuildSwitch, SwitchCtx, SwitchPolicy};
 use super::ties::uniform_among;
-use super::QueueView;
+use super::LbShared;
+use crate::scenario::LbPolicy;
 use crate::topology::Candidates;
+use crate::topology::{Fabric, NodeId};
 use rand::Rng;
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
@@ -56,7 +60,7 @@ struct Group {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Drill {
+pub(crate) struct Drill {
     d: u16,
     m: u16,
     groups: Vec<Group>,
@@ -114,7 +118,7 @@ pub(crate) fn sample(
 }
 
 impl Drill {
-    pub fn new(d: u16, m: u16) -> Drill {
+    pub(crate) fn new(d: u16, m: u16) -> Drill {
         assert!(d >= 1, "DRILL samples at least one port");
         Drill {
             d,
@@ -126,13 +130,18 @@ impl Drill {
     }
 
     /// Bytes of memory per candidate group (m port ids).
-    pub fn group_bytes(m: u16) -> usize {
+    pub(crate) fn group_bytes(m: u16) -> usize {
         m as usize * std::mem::size_of::<u16>()
     }
 
     /// The index (among `c`, at least two candidates) of the port DRILL(d, m) chooses.
     #[inline]
-    pub fn choose<Q: QueueView>(&mut self, queues: &Q, c: Candidates<'_>, rng: &mut Pcg32) -> u16 {
+    pub(crate) fn choose<Q: QueueView>(
+        &mut self,
+        queues: &Q,
+        c: Candidates<'_>,
+        rng: &mut Pcg32,
+    ) -> u16 {
         let g = match self.groups.iter().position(|g| g.key.matches(c)) {
             Some(g) => g,
             None => {
@@ -168,11 +177,35 @@ impl Drill {
     }
 
     /// The remembered ports of the group `c` (tests and inspection).
-    pub fn memory(&self, c: Candidates<'_>) -> &[u16] {
+    #[cfg(test)]
+    pub(crate) fn memory(&self, c: Candidates<'_>) -> &[u16] {
         self.groups
             .iter()
             .find(|g| g.key.matches(c))
             .map_or(&[], |g| &g.mem)
+    }
+}
+
+impl SwitchPolicy for Drill {
+    #[inline]
+    fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+        let c = ctx.candidates;
+        c.get(Drill::choose(self, ctx.queues, c, ctx.rng))
+    }
+}
+
+impl BuildSwitch for Drill {
+    fn build(_: LbPolicy, shared: &LbShared, _: &Fabric, _: NodeId, _: &mut Pcg32) -> Self {
+        let cfg = &shared.cfg.drill;
+        Drill::new(cfg.d as u16, cfg.m as u16)
+    }
+
+    /// One candidate group (the uplinks) per switch in these fabrics.
+    fn state_bytes(_: LbPolicy, shared: &LbShared, fabric: &Fabric, node: NodeId) -> usize {
+        match fabric.uplinks(node) {
+            0 => 0,
+            _ => Drill::group_bytes(shared.cfg.drill.m as u16),
+        }
     }
 }
 

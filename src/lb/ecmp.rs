@@ -4,6 +4,11 @@
 //! `Packet::hash_key`. Flow ids are numbered differently in the two simulators, so the same
 //! traffic is spread with the same function and statistics, not onto the same paths.
 
+use super::switch_policy::{BuildSwitch, QueueView, SwitchCtx, SwitchPolicy};
+use super::LbShared;
+use crate::scenario::LbPolicy;
+use crate::topology::{Fabric, NodeId};
+
 #[inline]
 pub fn jenkins_hash(flow: u32, entropy: u32, salt: u32) -> u32 {
     let mut a = 0x9e37_79b9u32.wrapping_add(flow);
@@ -30,6 +35,24 @@ pub fn jenkins_hash(flow: u32, entropy: u32, salt: u32) -> u32 {
 #[inline]
 pub fn choose(flow_key: u32, ev: u16, salt: u32, count: u16) -> u16 {
     (jenkins_hash(flow_key, ev as u32, salt) % count as u32) as u16
+}
+
+/// The switch side of every host-driven policy (ECMP, RPS, REPS, the UEC bitmaps): hash the
+/// packet's flow key and entropy value with the switch's salt.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Hash;
+
+impl SwitchPolicy for Hash {
+    #[inline]
+    fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+        ctx.hashed_port()
+    }
+}
+
+impl BuildSwitch for Hash {
+    fn build(_: LbPolicy, _: &LbShared, _: &Fabric, _: NodeId, _: &mut rand_pcg::Pcg32) -> Hash {
+        Hash
+    }
 }
 
 #[cfg(test)]

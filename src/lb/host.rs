@@ -8,12 +8,13 @@ use super::reps::{RepsParams, RepsState};
 use super::uec_mixed::{MixedParams, MixedState};
 use super::{drb, valiant};
 use crate::packet::{flags, NO_VIA};
+use crate::scenario::{LbConfig, ValiantGranularity};
 use crate::topology::{Fabric, NodeId};
 use rand::Rng;
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
 
-/// The host side of an `lb.policy` (see [`super::switch_and_host`]).
+/// The host side of an `lb.policy` (its registry line's `host` function, [`super::host_lb`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum HostLb {
     /// Entropy 0: switches decide alone.
@@ -35,6 +36,54 @@ pub enum HostLb {
     Mixed(MixedParams),
     /// Subflows pinned to greedily assigned paths (`lb/ethereal.rs`).
     Ethereal(EtherealParams),
+}
+
+/// The `host` functions the policy registry names (`scenario/lb_policy.rs`): the host side of
+/// a policy from its configuration; `trimming`: switches trim packets.
+impl HostLb {
+    pub(crate) fn fixed(_: &LbConfig, _: bool) -> HostLb {
+        HostLb::Fixed
+    }
+
+    pub(crate) fn ecmp(_: &LbConfig, _: bool) -> HostLb {
+        HostLb::Ecmp
+    }
+
+    pub(crate) fn rps(_: &LbConfig, _: bool) -> HostLb {
+        HostLb::Rps
+    }
+
+    pub(crate) fn drb(_: &LbConfig, _: bool) -> HostLb {
+        HostLb::Drb
+    }
+
+    pub(crate) fn reps(cfg: &LbConfig, trimming: bool) -> HostLb {
+        HostLb::Reps(RepsParams::new(cfg, trimming))
+    }
+
+    pub(crate) fn bitmap(cfg: &LbConfig, _: bool) -> HostLb {
+        HostLb::Bitmap(BitmapParams::new(cfg))
+    }
+
+    pub(crate) fn mixed(cfg: &LbConfig, _: bool) -> HostLb {
+        HostLb::Mixed(MixedParams::new(cfg))
+    }
+
+    /// Switches follow the path code the host draws (the intermediate's digits); every
+    /// intermediate until `LbShared::new` sets the subset.
+    pub(crate) fn valiant(cfg: &LbConfig, _: bool) -> HostLb {
+        HostLb::Valiant {
+            per_flow: cfg.valiant.granularity == ValiantGranularity::Flow,
+            subset: Vec::new(),
+        }
+    }
+
+    pub(crate) fn ethereal(cfg: &LbConfig, _: bool) -> HostLb {
+        HostLb::Ethereal(EtherealParams {
+            max_subflows: cfg.ethereal.max_subflows,
+            random_ties: cfg.ethereal.ties == crate::scenario::Ties::Random,
+        })
+    }
 }
 
 /// Per-flow (and per direction) host LB state. Policies whose state is larger than a word
@@ -271,7 +320,7 @@ mod tests {
             policy: LbPolicy::Reps,
             ..LbConfig::default()
         };
-        let (_, host) = super::super::switch_and_host(&cfg, true);
+        let host = super::super::host_lb(&cfg, true);
         let mut s = Scenario::default();
         s.topology.k = 4;
         (host, Fabric::build(&s))
@@ -310,7 +359,7 @@ mod tests {
             },
             ..LbConfig::default()
         };
-        let (_, host) = super::super::switch_and_host(&cfg, true);
+        let host = super::super::host_lb(&cfg, true);
         let mut s = Scenario::default();
         s.topology.k = 4;
         let fabric = Fabric::build(&s);

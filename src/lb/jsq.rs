@@ -2,9 +2,12 @@
 //! ties. Without the random tie-break JSQ would degenerate to "always the first port" when
 //! idle.
 
+// ANCHOR: policy
+use super::switch_policy::{BuildSwitch, QueueView, SwitchCtx, SwitchPolicy};
 use super::ties::uniform_among;
-use super::QueueView;
-use crate::topology::Candidates;
+use super::LbShared;
+use crate::scenario::LbPolicy;
+use crate::topology::{Candidates, Fabric, NodeId};
 use rand_pcg::Pcg32;
 
 /// The index (among `c`) of a shortest queue.
@@ -17,6 +20,25 @@ pub(crate) fn choose<Q: QueueView>(queues: &Q, c: Candidates<'_>, rng: &mut Pcg3
         .expect("candidates");
     uniform_among(|| c.iter(), |&p| queues.queued_bytes(p) == min, rng) as u16
 }
+
+/// JSQ at a switch: no state of its own, the queues decide.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Jsq;
+
+impl SwitchPolicy for Jsq {
+    #[inline]
+    fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+        ctx.candidates
+            .get(choose(ctx.queues, ctx.candidates, ctx.rng))
+    }
+}
+
+impl BuildSwitch for Jsq {
+    fn build(_: LbPolicy, _: &LbShared, _: &Fabric, _: NodeId, _: &mut Pcg32) -> Jsq {
+        Jsq
+    }
+}
+// ANCHOR_END: policy
 
 #[cfg(test)]
 mod tests {

@@ -3,9 +3,10 @@
 //! code (DRB) that switches then act on, and receive the transport's per-packet feedback. Dispatch
 //! is by enum, never a trait object on the per-packet path.
 //!
-//! The policy table is [`switch_and_host`]: for every `lb.policy` it gives the switch-side and
-//! host-side behaviour. Adding a policy: a variant of `scenario::LbPolicy` (its scenario name),
-//! a file here, a variant of [`SwitchLb`] or [`HostLb`], and one row of that table.
+//! The policy table is the registry `scenario::lb_policies!`: one line per `lb.policy` names
+//! its switch-side type (implementing `switch_policy::SwitchPolicy` and `BuildSwitch`) and
+//! its host-side function; [`SwitchLb`] and [`host_lb`] are derived from it. Adding a switch
+//! policy: a file here with its type (and its `mod` line) and one registry line.
 //!
 //! A policy sees only what its node could see: its own ports, its own state, the packet, and
 //! (hosts) feedback carried back by packets. Nothing global at run time.
@@ -29,13 +30,16 @@ pub(crate) mod host;
 pub(crate) mod jsq;
 pub mod ofan;
 pub(crate) mod psp;
+pub(crate) mod psp_switch;
 pub(crate) mod remote;
 pub mod reps;
 pub(crate) mod rsq;
+pub(crate) mod sglb;
 pub(crate) mod simple_rr;
 pub(crate) mod stale;
 pub(crate) mod static_route;
 pub(crate) mod switch;
+pub(crate) mod switch_policy;
 pub(crate) mod ties;
 pub(crate) mod topk;
 pub(crate) mod uec_mixed;
@@ -43,7 +47,11 @@ pub(crate) mod valiant;
 
 pub use ethereal::SubflowLoads;
 pub use host::{Feedback, FlowPath, HostLb};
-pub use switch::{QueueView, SwitchCtx, SwitchLb};
+#[cfg(test)]
+pub(crate) use switch::Probe;
+pub(crate) use switch::SwitchLb;
+pub use switch_policy::QueueView;
+pub(crate) use switch_policy::SwitchCtx;
 
 /// Fixed queue lengths by port, for the policies' unit tests.
 #[cfg(test)]
@@ -60,105 +68,34 @@ impl QueueView for TestQueues {
 }
 
 use crate::rng::{stream, Purpose};
-use crate::scenario::{LbConfig, LbPolicy, SwitchGranularity, ValiantGranularity};
+use crate::scenario::{lb_policies, LbConfig, LbPolicy, SwitchGranularity};
 use crate::topology::pgft::routing::StaticRouting;
 use crate::topology::Fabric;
 use ofan::PortOrders;
-use reps::RepsParams;
 
-/// Which switch-side and host-side behaviour each `lb.policy` means.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SwitchKind {
-    /// ECMP hash of (flow, entropy, salt); also what switches do under host-driven RPS and REPS.
-    Hash,
-    Rsq,
-    SimpleRr,
-    Jsq,
-    /// The better of two random candidates (DRILL(2, 0)).
-    Choice,
-    /// DRILL(d, m).
-    Drill,
-    /// Uniform among the k least loaded.
-    Topk,
-    /// Follow the packet's DRB path code.
-    FollowPath,
-    Ofan,
-    /// Quantized queue levels, lazily refreshed (Spectrum-X-style AR).
-    Ar,
-    /// Weighted random by queue band (PSP).
-    Psp,
-    /// Uniform in the lowest queue band.
-    BandJsq,
-    /// CONGA per packet: DRE metrics, overlay in `Packet::via`, leaf-to-leaf feedback.
-    Conga,
-    /// SGLB: DLB quality combined with the next switch's advertised quality.
-    Sglb,
-    /// Quality bands from the local queue and load (Broadcom DLB).
-    Dlb,
-    /// A static PGFT routing (D-mod-k, S-mod-k, grouped, random): `lb/static_route.rs`.
-    Static,
+/// `lb_policies!`'s callback for the host side: each policy's `host` function.
+macro_rules! host_lb_table {
+    ($(
+        $(#[$meta:meta])* $Variant:ident => $key:literal, $facts:ident,
+        switch: $switch:ty, host: $host:path;
+    )+) => {
+        /// The host side of `cfg.policy`, from its registry line. `trimming`: switches trim
+        /// (REPS reads every timeout as a suspected failure then). Valiant's host side draws
+        /// from every intermediate here; [`LbShared::new`] sets its subset (which needs the
+        /// fabric).
+        pub(crate) fn host_lb(cfg: &LbConfig, trimming: bool) -> HostLb {
+            match cfg.policy {
+                $( LbPolicy::$Variant => $host(cfg, trimming), )+
+            }
+        }
+    };
 }
 
-/// The policy table: (switch side, host side) for every policy. `trimming`: switches trim
-/// (REPS reads every timeout as a suspected failure then). Valiant's host side draws from
-/// every intermediate here; [`LbShared::new`] sets its subset (which needs the fabric).
-pub fn switch_and_host(cfg: &LbConfig, trimming: bool) -> (SwitchKind, HostLb) {
-    match cfg.policy {
-        LbPolicy::Ecmp => (SwitchKind::Hash, HostLb::Ecmp),
-        LbPolicy::Rps => (SwitchKind::Hash, HostLb::Rps),
-        LbPolicy::Rsq => (SwitchKind::Rsq, HostLb::Fixed),
-        LbPolicy::SimpleRr => (SwitchKind::SimpleRr, HostLb::Fixed),
-        LbPolicy::Jsq => (SwitchKind::Jsq, HostLb::Fixed),
-        LbPolicy::Choice => (SwitchKind::Choice, HostLb::Fixed),
-        LbPolicy::Drill => (SwitchKind::Drill, HostLb::Fixed),
-        LbPolicy::Topk => (SwitchKind::Topk, HostLb::Fixed),
-        LbPolicy::Drb => (SwitchKind::FollowPath, HostLb::Drb),
-        LbPolicy::Ofan | LbPolicy::Pofan => (SwitchKind::Ofan, HostLb::Fixed),
-        LbPolicy::Ar => (SwitchKind::Ar, HostLb::Fixed),
-        LbPolicy::Psp => (SwitchKind::Psp, HostLb::Fixed),
-        LbPolicy::BandJsq => (SwitchKind::BandJsq, HostLb::Fixed),
-        LbPolicy::Conga => (SwitchKind::Conga, HostLb::Fixed),
-        LbPolicy::Sglb => (SwitchKind::Sglb, HostLb::Fixed),
-        LbPolicy::Dlb => (SwitchKind::Dlb, HostLb::Fixed),
-        LbPolicy::Dmodk
-        | LbPolicy::Smodk
-        | LbPolicy::Gdmodk
-        | LbPolicy::Gsmodk
-        | LbPolicy::Random => (SwitchKind::Static, HostLb::Fixed),
-        // Switches follow the path code the host draws (the intermediate's digits).
-        LbPolicy::Valiant => (
-            SwitchKind::FollowPath,
-            HostLb::Valiant {
-                per_flow: cfg.valiant.granularity == ValiantGranularity::Flow,
-                subset: Vec::new(),
-            },
-        ),
-        LbPolicy::Reps => (
-            SwitchKind::Hash,
-            HostLb::Reps(RepsParams::new(cfg, trimming)),
-        ),
-        LbPolicy::Bitmap => (
-            SwitchKind::Hash,
-            HostLb::Bitmap(bitmap::BitmapParams::new(cfg)),
-        ),
-        LbPolicy::UecMixed => (
-            SwitchKind::Hash,
-            HostLb::Mixed(uec_mixed::MixedParams::new(cfg)),
-        ),
-        LbPolicy::Ethereal => (
-            SwitchKind::FollowPath,
-            HostLb::Ethereal(ethereal::EtherealParams {
-                max_subflows: cfg.ethereal.max_subflows,
-                random_ties: cfg.ethereal.ties == crate::scenario::Ties::Random,
-            }),
-        ),
-    }
-}
+lb_policies!(host_lb_table);
 
 /// LB configuration shared by every switch of a run, built once from the scenario.
 pub struct LbShared {
     pub cfg: LbConfig,
-    pub switch_kind: SwitchKind,
     pub host: HostLb,
     /// Route control packets by ECMP hash instead of the policy.
     pub ack_ecmp: bool,
@@ -197,7 +134,7 @@ impl LbShared {
         trimming: bool,
         buffer_bytes: u64,
     ) -> LbShared {
-        let (switch_kind, mut host) = switch_and_host(cfg, trimming);
+        let mut host = host_lb(cfg, trimming);
         if let HostLb::Valiant { subset, .. } = &mut host {
             // Checked by `Model::build`.
             *subset = valiant::codes_of(fabric, &cfg.valiant.intermediates)
@@ -213,7 +150,6 @@ impl LbShared {
         };
         LbShared {
             cfg: cfg.clone(),
-            switch_kind,
             host,
             ack_ecmp: cfg.acks_hashed(),
             orders,
@@ -258,18 +194,6 @@ impl LbShared {
             Some(&p) => p,
             None => self.cfg.policy,
         }
-    }
-
-    /// The switch-side behaviour of `node`.
-    pub fn kind_of(&self, fabric: &Fabric, node: u32) -> SwitchKind {
-        if self.node_policy.is_empty() {
-            return self.switch_kind;
-        }
-        let cfg = LbConfig {
-            policy: self.policy_of(fabric, node),
-            ..LbConfig::default()
-        };
-        switch_and_host(&cfg, false).0
     }
 }
 

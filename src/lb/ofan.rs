@@ -10,6 +10,11 @@
 //! Ofan is the case of a single pipe holding all ports; pOfan with W ports per pipe keeps an
 //! independent pointer set per pipe of W consecutive ingress ports (1Ofan: one per port).
 
+use super::switch_policy::{all_candidates, candidates_mismatch, first_valid};
+use super::switch_policy::{BuildSwitch, QueueView, SwitchCtx, SwitchPolicy};
+use super::LbShared;
+use crate::scenario::LbPolicy;
+use crate::topology::{Fabric, NodeId};
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_pcg::Pcg32;
@@ -153,6 +158,75 @@ impl Ofan {
 
     pub fn pointer_count(&self) -> usize {
         self.pointers.len()
+    }
+}
+
+/// Ofan or pOfan at a switch: its pointers and the subtree level that keys them (the switch's
+/// tier); a switch without uplinks (a top switch) hashes.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct OfanSwitch(Option<(Ofan, u8)>);
+
+impl SwitchPolicy for OfanSwitch {
+    /// Ofan rotates over all w uplinks; under failures it keeps advancing the pointer until it
+    /// yields a valid port (the Ofan paper, §4.1).
+    #[inline]
+    fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+        let Some((state, level)) = &mut self.0 else {
+            return ctx.hashed_port();
+        };
+        let (c, pkt) = (ctx.candidates, ctx.pkt);
+        let (d, _) = ctx.fabric.subtree(pkt.dst, *level);
+        let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
+        if all.len() != state.width() {
+            candidates_mismatch("ofan", all.len(), state.width());
+        }
+        let order = ctx.shared.orders.for_width(state.width());
+        let (in_port, class) = (ctx.in_port, pkt.size_class());
+        first_valid(all, c, || state.choose(order, in_port, d, class))
+    }
+
+    fn uplink_structured(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+impl BuildSwitch for OfanSwitch {
+    fn build(
+        policy: LbPolicy,
+        shared: &LbShared,
+        fabric: &Fabric,
+        node: NodeId,
+        rng: &mut Pcg32,
+    ) -> Self {
+        let uplinks = fabric.uplinks(node);
+        if uplinks == 0 {
+            return OfanSwitch(None);
+        }
+        let ports = fabric.num_ports(node);
+        let level = fabric.tier(node);
+        let (_, n_dest) = fabric.subtree(0, level);
+        let pipes = pipe_ports(policy, shared, ports);
+        OfanSwitch(Some((Ofan::new(uplinks, ports, pipes, n_dest, rng), level)))
+    }
+
+    fn state_bytes(policy: LbPolicy, shared: &LbShared, fabric: &Fabric, node: NodeId) -> usize {
+        let ports = fabric.num_ports(node);
+        match fabric.uplinks(node) {
+            0 => 0,
+            _ => Ofan::pointer_len(
+                ports,
+                pipe_ports(policy, shared, ports),
+                fabric.subtree(0, fabric.tier(node)).1,
+            ),
+        }
+    }
+}
+
+/// Ingress ports per pipe: all of them for Ofan, `lb.pipe_ports` for pOfan.
+fn pipe_ports(policy: LbPolicy, shared: &LbShared, ports: u16) -> u16 {
+    match policy {
+        LbPolicy::Ofan => ports,
+        _ => shared.cfg.pipe_ports as u16,
     }
 }
 

@@ -22,8 +22,8 @@
 //! larger of its own queue and the queue the spine last advertised toward L (`remote.rs`),
 //! advertised every `lb.psp.remote_period_ns`.
 
+use super::switch_policy::QueueView;
 use super::ties::uniform_among;
-use super::QueueView;
 use crate::topology::Candidates;
 use rand::Rng;
 use rand_pcg::Pcg32;

@@ -50,8 +50,8 @@
 use super::ar::{Ar, ArParams};
 use super::flowlet::FlowletTable;
 use super::psp::Quantizer;
+use super::switch_policy::QueueView;
 use super::ties::uniform_among;
-use super::QueueView;
 use crate::packet::{Packet, ADVERT_ENTRIES};
 use crate::topology::{Candidates, Fabric, NodeId, Route};
 use serde::{Deserialize, Serialize};
@@ -63,7 +63,7 @@ pub(crate) const TOP_QUALITY: u8 = super::dlb::BEST;
 
 /// What the bytes mean.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Metric {
+pub(crate) enum Metric {
     /// SGLB: DLB quality 0..=7, 7 best.
     Quality(ArParams),
     /// PSP: queue band 0..=top, 0 best.
@@ -116,7 +116,7 @@ pub(crate) fn quality(q_level: u8, u_level: u8) -> u8 {
 
 /// A switch's advertised and received state.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Remote {
+pub(crate) struct Remote {
     metric: Metric,
     period_ps: u64,
     edges: u32,
@@ -148,7 +148,7 @@ pub struct Remote {
 }
 
 impl Remote {
-    pub fn new(fabric: &Fabric, node: NodeId, metric: Metric, period_ps: u64) -> Remote {
+    pub(crate) fn new(fabric: &Fabric, node: NodeId, metric: Metric, period_ps: u64) -> Remote {
         assert!(period_ps > 0, "adverts need a positive period");
         let ports = fabric.num_ports(node);
         let t = fabric.tier(node);
@@ -213,7 +213,7 @@ impl Remote {
 
     /// SGLB per flowlet (`flowlets`: the table's entries and the inactivity interval; `None`:
     /// per packet): a flowset table at switches that choose among uplinks.
-    pub fn with_flowlets_if(
+    pub(crate) fn with_flowlets_if(
         mut self,
         flowlets: Option<(u32, u64)>,
         fabric: &Fabric,
@@ -227,7 +227,12 @@ impl Remote {
 
     /// Records what one tick's adverts cost each port, `wire_bytes` each (size + inter-frame
     /// gap), so that the switch's own adverts do not count as load.
-    pub fn with_advert_wire(mut self, fabric: &Fabric, node: NodeId, wire_bytes: u64) -> Remote {
+    pub(crate) fn with_advert_wire(
+        mut self,
+        fabric: &Fabric,
+        node: NodeId,
+        wire_bytes: u64,
+    ) -> Remote {
         let per_port = self.advert.len().div_ceil(ADVERT_ENTRIES as usize) as u64;
         for &p in &self.down_ports {
             let one = fabric.link(node, p).serialization_ps(wire_bytes);
@@ -237,7 +242,7 @@ impl Remote {
     }
 
     /// Bytes of state of such a switch (for `weft validate`).
-    pub fn state_bytes(fabric: &Fabric, node: NodeId) -> usize {
+    pub(crate) fn state_bytes(fabric: &Fabric, node: NodeId) -> usize {
         let r = Remote::new(fabric, node, Metric::Band(Quantizer::new(vec![1])), 1);
         r.slot.len() * 2
             + r.remote.len()
@@ -252,27 +257,27 @@ impl Remote {
 
     /// Whether the switch needs the periodic timer: it advertises, or (SGLB) samples its own
     /// qualities.
-    pub fn has_timer(&self) -> bool {
+    pub(crate) fn has_timer(&self) -> bool {
         !self.down_ports.is_empty() || matches!(self.metric, Metric::Quality(_))
     }
 
     /// The period of the timer, if the switch needs one.
-    pub fn timer_period_ps(&self) -> Option<u64> {
+    pub(crate) fn timer_period_ps(&self) -> Option<u64> {
         self.has_timer().then_some(self.period_ps)
     }
 
-    pub fn first_timer_ps(&self) -> Option<u64> {
+    pub(crate) fn first_timer_ps(&self) -> Option<u64> {
         self.has_timer().then_some(self.period_ps)
     }
 
-    pub fn wake_ps(&self, now_ps: u64) -> Option<u64> {
+    pub(crate) fn wake_ps(&self, now_ps: u64) -> Option<u64> {
         self.has_timer()
             .then(|| now_ps.div_ceil(self.period_ps) * self.period_ps)
     }
 
     /// The period's tick: sample the switch's own ports, compute the advert; returns the next
     /// tick, or `None` (sleep) when the switch is idle.
-    pub fn on_timer<Q: QueueView>(&mut self, now_ps: u64, queues: &Q) -> Option<u64> {
+    pub(crate) fn on_timer<Q: QueueView>(&mut self, now_ps: u64, queues: &Q) -> Option<u64> {
         let mut idle = true;
         for p in 0..self.local.len() {
             let bytes = queues.queued_bytes(p as u16);
@@ -308,12 +313,12 @@ impl Remote {
     }
 
     /// The ports to advertise on and the advert of this tick (`None`: nothing to send).
-    pub fn adverts(&self) -> Option<(&[u16], &[u8])> {
+    pub(crate) fn adverts(&self) -> Option<(&[u16], &[u8])> {
         (!self.down_ports.is_empty()).then_some((&self.down_ports[..], &self.advert[..]))
     }
 
     /// An advert arrived on `in_port`.
-    pub fn on_advert(&mut self, in_port: u16, pkt: &Packet) {
+    pub(crate) fn on_advert(&mut self, in_port: u16, pkt: &Packet) {
         let s = self.slot[in_port as usize];
         if s == NO_SLOT {
             return;
@@ -327,7 +332,7 @@ impl Remote {
 
     /// The last advertised value of the switch behind uplink `p` toward `dst`'s edge switch.
     #[inline]
-    pub fn remote_of(&self, fabric: &Fabric, p: u16, dst: NodeId) -> u8 {
+    pub(crate) fn remote_of(&self, fabric: &Fabric, p: u16, dst: NodeId) -> u8 {
         let s = self.slot[p as usize];
         if s == NO_SLOT {
             return self.metric.unheard();
@@ -352,7 +357,7 @@ impl Remote {
     /// while its entry is active and that port still a candidate, else the best path.
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub fn choose_sglb<Q: QueueView>(
+    pub(crate) fn choose_sglb<Q: QueueView>(
         &mut self,
         fabric: &Fabric,
         pkt: &Packet,
@@ -382,7 +387,7 @@ impl Remote {
 
     /// SGLB: the index (among `c`) of a port with the highest min(local, remote), uniform
     /// among ties.
-    pub fn best_path<Q: QueueView>(
+    pub(crate) fn best_path<Q: QueueView>(
         &mut self,
         fabric: &Fabric,
         dst: NodeId,

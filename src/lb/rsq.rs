@@ -1,12 +1,33 @@
 //! RSQ: every northbound packet goes to a uniformly random uplink (switch RNG), independent of
 //! any host entropy. Equivalent in distribution to host RPS with ECMP hashing.
 
+use super::switch_policy::{BuildSwitch, QueueView, SwitchCtx, SwitchPolicy};
+use super::LbShared;
+use crate::scenario::LbPolicy;
+use crate::topology::{Fabric, NodeId};
 use rand::Rng;
 use rand_pcg::Pcg32;
 
 #[inline]
 pub(crate) fn choose(count: u16, rng: &mut Pcg32) -> u16 {
     rng.gen_range(0..count)
+}
+
+/// RSQ at a switch: no state, the switch's RNG draws.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Rsq;
+
+impl SwitchPolicy for Rsq {
+    #[inline]
+    fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+        ctx.candidates.get(choose(ctx.candidates.len(), ctx.rng))
+    }
+}
+
+impl BuildSwitch for Rsq {
+    fn build(_: LbPolicy, _: &LbShared, _: &Fabric, _: NodeId, _: &mut Pcg32) -> Rsq {
+        Rsq
+    }
 }
 
 #[cfg(test)]

@@ -9,12 +9,12 @@
 //! snapshot is always the one an uninterrupted timer would have taken, and an idle fabric has
 //! no pending events (a run whose packets were lost without recovery still ends).
 
-use super::QueueView;
+use super::switch_policy::QueueView;
 use serde::{Deserialize, Serialize};
 
 /// The queued bytes of every port of a switch, as of the last refresh.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     period_ps: u64,
     bytes: Vec<u64>,
     /// The ports' sent-bytes counters, for policies that read them (DLB); else empty.
@@ -24,7 +24,7 @@ pub struct Snapshot {
 impl Snapshot {
     /// A snapshot of `ports` idle ports (the state at time 0), refreshed every `period_ps`;
     /// `with_sent`: it also copies the ports' sent-bytes counters.
-    pub fn new(ports: u16, period_ps: u64, with_sent: bool) -> Snapshot {
+    pub(crate) fn new(ports: u16, period_ps: u64, with_sent: bool) -> Snapshot {
         assert!(period_ps > 0, "a stale snapshot needs a positive period");
         Snapshot {
             period_ps,
@@ -34,23 +34,23 @@ impl Snapshot {
     }
 
     /// Bytes a snapshot of `ports` ports holds (for `weft validate`).
-    pub fn state_bytes(ports: u16, with_sent: bool) -> usize {
+    pub(crate) fn state_bytes(ports: u16, with_sent: bool) -> usize {
         (1 + with_sent as usize) * ports as usize * std::mem::size_of::<u64>()
     }
 
     /// The refresh period.
-    pub fn period_ps(&self) -> u64 {
+    pub(crate) fn period_ps(&self) -> u64 {
         self.period_ps
     }
 
     /// The first refresh.
-    pub fn first_refresh_ps(&self) -> u64 {
+    pub(crate) fn first_refresh_ps(&self) -> u64 {
         self.period_ps
     }
 
     /// Copies the live queues; returns when to refresh next, or `None` when every queue is
     /// empty (sleep until [`Snapshot::wake_ps`]).
-    pub fn refresh<Q: QueueView>(&mut self, now_ps: u64, live: &Q) -> Option<u64> {
+    pub(crate) fn refresh<Q: QueueView>(&mut self, now_ps: u64, live: &Q) -> Option<u64> {
         let mut any = false;
         for (p, b) in self.bytes.iter_mut().enumerate() {
             *b = live.queued_bytes(p as u16);
@@ -65,7 +65,7 @@ impl Snapshot {
     /// A packet was queued at `now_ps` while asleep: the next refresh is at the first multiple
     /// of the period at or after now (a refresh at `now_ps` itself comes after every arrival
     /// of that instant, as timers follow arrivals in the event order).
-    pub fn wake_ps(&self, now_ps: u64) -> u64 {
+    pub(crate) fn wake_ps(&self, now_ps: u64) -> u64 {
         now_ps.div_ceil(self.period_ps) * self.period_ps
     }
 }

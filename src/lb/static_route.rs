@@ -5,10 +5,13 @@
 //! the plain ones). Under link failures the routing's port is taken when valid, else the
 //! next valid one in the fault-free order (as the rotations do).
 
+use super::switch_policy::{all_candidates, first_valid};
+use super::switch_policy::{BuildSwitch, QueueView, SwitchCtx, SwitchPolicy};
 use super::LbShared;
 use crate::scenario::{LbConfig, LbPolicy};
 use crate::topology::pgft::routing::{StaticRouting, STATIC_ROUTINGS};
 use crate::topology::{Candidates, Fabric, NodeId};
+use rand_pcg::Pcg32;
 
 /// One routing per static policy the run uses (`lb.policy` or an `lb.mixed` entry).
 pub(crate) fn routings(
@@ -55,4 +58,35 @@ pub(crate) fn choose(
         "static routing: port {port} of switch {node} is not among {all:?}"
     );
     port - first
+}
+
+/// A static routing at a switch: its index into `LbShared::static_routes`.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Static {
+    index: u8,
+}
+
+impl SwitchPolicy for Static {
+    /// The routing's port, or under failures the next valid one after it.
+    #[inline]
+    fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+        let (c, pkt) = (ctx.candidates, ctx.pkt);
+        let r = &ctx.shared.static_routes[self.index as usize].1;
+        let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
+        let i = choose(r, ctx.node, pkt.src, pkt.dst, all);
+        let w = all.len();
+        let mut k = 0;
+        first_valid(all, c, || {
+            k += 1;
+            (i + k - 1) % w
+        })
+    }
+}
+
+impl BuildSwitch for Static {
+    fn build(policy: LbPolicy, shared: &LbShared, _: &Fabric, _: NodeId, _: &mut Pcg32) -> Self {
+        Static {
+            index: index_of(shared, policy),
+        }
+    }
 }

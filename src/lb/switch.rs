@@ -1,445 +1,298 @@
-//! Switch-side LB: per-switch state ([`SwitchLb`]) and the one context argument every policy
-//! gets ([`SwitchCtx`]): the packet, its ingress port, the candidate ports, the switch's own
-//! port state, the time, the switch's salt and RNG.
+//! Switch-side LB: the per-switch state [`SwitchLb`], an enum with one variant per
+//! `lb.policy` derived from the policy registry (`scenario/lb_policy.rs`): each line names the
+//! type that runs the policy at a switch, which implements [`SwitchPolicy`] and
+//! [`BuildSwitch`] in its own file, and [`switch_lb`] here makes the variants and the static
+//! dispatch of every trait method (a `match`, no `Box<dyn>` per packet). Around the policies:
+//! the stale-state wrapper (`lb.state_update_period_ns`) and the decisions no policy makes
+//! (a single candidate, hashed ACKs, a PGFT's parallel down links).
 
-use super::ar::Ar;
-use super::conga::Conga;
-use super::dlb::Dlb;
-use super::drill::Drill;
-use super::remote::{Metric, Remote};
 use super::stale::Snapshot;
-use super::topk::Topk;
-use super::{choice, ecmp, jsq, ofan::Ofan, rsq, simple_rr::SimpleRr, LbShared, SwitchKind};
-use crate::packet::{Packet, NO_VIA};
-use crate::scenario::LbPolicy;
-use crate::topology::{Candidates, Fabric, NodeId};
+use super::switch_policy::{BuildSwitch, Forwarding, SwitchPolicy};
+use super::{ar, choice, conga, dlb, drb, drill, ecmp, jsq, ofan, psp_switch, rsq, sglb};
+use super::{simple_rr, static_route, topk, LbShared};
+use crate::packet::Packet;
+use crate::scenario::{lb_policies, LbPolicy};
+use crate::topology::{Fabric, NodeId};
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
 
-/// What a switch policy may read of its own ports.
-pub trait QueueView {
-    /// Bytes queued at port `p` (the packet being transmitted included).
-    fn queued_bytes(&self, p: u16) -> u64;
-    /// Time port `p` has spent transmitting since the start, in ps (utilization; 0 where
-    /// unknown).
-    fn busy_ps(&self, _p: u16) -> u64 {
-        0
-    }
-    /// Bytes port `p` has finished sending since the start (a counter; DLB's load).
-    fn sent_bytes(&self, p: u16) -> u64;
+pub(crate) use super::switch_policy::{QueueView, SwitchCtx};
+
+/// `lb_policies!`'s callback for the switch side: the enum with one variant per policy
+/// (holding its line's switch type) plus the stale-state wrapper, and the dispatch of each
+/// [`SwitchPolicy`] method to the variant's type.
+macro_rules! switch_lb {
+    // One arm per variant binding its state to `$p`, each evaluating `$e`.
+    (@each $self:expr, [$($Variant:ident)+], $p:ident => $e:expr) => {
+        match $self {
+            $( SwitchLb::$Variant($p) => $e, )+
+            SwitchLb::Stale($p) => $e,
+            #[cfg(test)]
+            SwitchLb::Probe($p) => $e,
+        }
+    };
+    ($(
+        $(#[$meta:meta])* $V:ident => $key:literal, $facts:ident,
+        switch: $switch:ty, host: $host:path;
+    )+) => {
+        /// Per-switch LB state: the policy's own (one variant per `lb.policy`, named as the
+        /// policy), or a queue-aware policy behind a stale snapshot.
+        #[derive(Serialize, Deserialize)]
+        pub(crate) enum SwitchLb {
+            $( $(#[$meta])* $V($switch), )+
+            /// A queue-aware policy deciding from a snapshot of the switch's queues.
+            Stale(Stale),
+            /// Tests only: a timer that records when it fired.
+            #[cfg(test)]
+            Probe(Probe),
+        }
+
+        impl SwitchLb {
+            /// The state of `policy` at switch `node`, reading live queues.
+            fn fresh(
+                policy: LbPolicy,
+                shared: &LbShared,
+                fabric: &Fabric,
+                node: NodeId,
+                rng: &mut Pcg32,
+            ) -> SwitchLb {
+                match policy {
+                    $( LbPolicy::$V => SwitchLb::$V(
+                        <$switch as BuildSwitch>::build(policy, shared, fabric, node, rng),
+                    ), )+
+                }
+            }
+
+            /// Bytes of the policy's own state at `node` (the snapshot aside).
+            fn policy_state_bytes(
+                policy: LbPolicy,
+                shared: &LbShared,
+                fabric: &Fabric,
+                node: NodeId,
+            ) -> usize {
+                match policy {
+                    $( LbPolicy::$V => {
+                        <$switch as BuildSwitch>::state_bytes(policy, shared, fabric, node)
+                    } )+
+                }
+            }
+        }
+
+        impl SwitchPolicy for SwitchLb {
+            #[inline]
+            fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+                switch_lb!(@each self, [$($V)+], p => SwitchPolicy::choose(p, ctx))
+            }
+            fn uplink_structured(&self) -> bool {
+                switch_lb!(@each self, [$($V)+], p => SwitchPolicy::uplink_structured(p))
+            }
+            fn snapshot_tracks_sent(&self) -> bool {
+                switch_lb!(@each self, [$($V)+], p => SwitchPolicy::snapshot_tracks_sent(p))
+            }
+            fn timer_period_ps(&self) -> Option<u64> {
+                switch_lb!(@each self, [$($V)+], p => SwitchPolicy::timer_period_ps(p))
+            }
+            fn first_timer_ps(&self) -> Option<u64> {
+                switch_lb!(@each self, [$($V)+], p => SwitchPolicy::first_timer_ps(p))
+            }
+            fn on_timer<Q: QueueView>(&mut self, now_ps: u64, queues: &Q) -> Option<u64> {
+                switch_lb!(@each self, [$($V)+], p => SwitchPolicy::on_timer(p, now_ps, queues))
+            }
+            fn wake_ps(&self, now_ps: u64) -> Option<u64> {
+                switch_lb!(@each self, [$($V)+], p => SwitchPolicy::wake_ps(p, now_ps))
+            }
+            fn adverts(&self) -> Option<(&[u16], &[u8])> {
+                switch_lb!(@each self, [$($V)+], p => SwitchPolicy::adverts(p))
+            }
+            fn on_advert(&mut self, in_port: u16, pkt: &Packet) {
+                switch_lb!(@each self, [$($V)+], p => SwitchPolicy::on_advert(p, in_port, pkt))
+            }
+            #[inline]
+            fn forward(&mut self, at: &Forwarding<'_>, pkt: &mut Packet) {
+                switch_lb!(@each self, [$($V)+], p => SwitchPolicy::forward(p, at, pkt))
+            }
+        }
+    };
 }
 
-/// Everything a switch policy may look at for one decision.
-pub struct SwitchCtx<'a, Q: QueueView> {
-    pub fabric: &'a Fabric,
-    pub shared: &'a LbShared,
-    pub node: NodeId,
-    pub pkt: &'a Packet,
-    pub in_port: u16,
-    pub candidates: Candidates<'a>,
-    pub queues: &'a Q,
-    pub now_ps: u64,
-    pub salt: u32,
-    pub rng: &'a mut Pcg32,
-}
+lb_policies!(switch_lb);
 
-/// Per-switch LB state.
+/// A queue-aware policy deciding from a snapshot of the switch's queues refreshed every
+/// period (`lb.state_update_period_ns`) by the LB timer; the inner policy has no timer of its
+/// own (`lb.psp.remote`'s adverts, on the same period or a multiple, run on this one).
 #[derive(Serialize, Deserialize)]
-pub enum SwitchLb {
-    Hash,
-    Rsq,
-    SimpleRr(SimpleRr),
-    Jsq,
-    Choice,
-    Drill(Drill),
-    Topk(Topk),
-    Ar(Ar),
-    Psp,
-    BandJsq,
-    /// PSP / band JSQ with the spines' advertised queues (`lb.psp.remote`).
-    PspRemote(Box<Remote>),
-    BandJsqRemote(Box<Remote>),
-    /// Top-k ranking by the PSP remote band, then by its own queue (`lb.psp.remote`).
-    TopkRemote(Topk, Box<Remote>),
-    Conga(Box<Conga>),
-    Sglb(Box<Remote>),
-    Dlb(Dlb),
-    /// A queue-aware policy deciding from a snapshot of the switch's queues refreshed every
-    /// period (`lb.state_update_period_ns`) by the LB timer; the inner policy has no timer of
-    /// its own (`lb.psp.remote`'s adverts, on the same period, run on this one).
-    Stale {
-        snapshot: Snapshot,
-        inner: Box<SwitchLb>,
-        /// The inner policy's timer fired at the last tick (its adverts go out then only).
-        inner_ticked: bool,
-    },
-    /// Follow the DRB path code: this switch's digit is `(via / below) % candidates`, where
-    /// `below` is the product of the uplink counts of the tiers under it.
-    FollowPath {
-        below: u32,
-    },
-    /// Ofan state and the subtree level that keys its pointers (the switch's tier).
-    Ofan {
-        state: Ofan,
-        level: u8,
-    },
-    /// A static routing: `shared.static_routes[index]` (`static_route.rs`).
-    Static {
-        index: u8,
-    },
-    /// Tests only: hashes like ECMP and asks for a timer every `period_ps`, recording when
-    /// it fired (the first 16 times), `limit` times in all.
-    #[cfg(test)]
-    Probe {
-        period_ps: u64,
-        limit: usize,
-        fired: Vec<u64>,
-    },
+pub(crate) struct Stale {
+    snapshot: Snapshot,
+    inner: Box<SwitchLb>,
+    /// The inner policy's timer fired at the last tick (its adverts go out then only).
+    inner_ticked: bool,
+}
+
+impl SwitchPolicy for Stale {
+    #[inline]
+    fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+        self.inner.choose(&mut SwitchCtx {
+            fabric: ctx.fabric,
+            shared: ctx.shared,
+            node: ctx.node,
+            pkt: ctx.pkt,
+            in_port: ctx.in_port,
+            candidates: ctx.candidates,
+            queues: &self.snapshot,
+            now_ps: ctx.now_ps,
+            salt: ctx.salt,
+            rng: &mut *ctx.rng,
+        })
+    }
+
+    fn first_timer_ps(&self) -> Option<u64> {
+        // The inner policy's adverts (`lb.psp.remote`) share the period.
+        Some(self.snapshot.first_refresh_ps())
+    }
+
+    fn on_timer<Q: QueueView>(&mut self, now_ps: u64, queues: &Q) -> Option<u64> {
+        let next = self.snapshot.refresh(now_ps, queues);
+        let period = self.snapshot.period_ps();
+        let Some(inner_period) = self.inner.timer_period_ps() else {
+            return next;
+        };
+        self.inner_ticked = now_ps % inner_period == 0;
+        if inner_period == period {
+            // Both sleep exactly when every queue is empty.
+            return self.inner.on_timer(now_ps, queues).or(next);
+        }
+        // The inner period is a multiple of the snapshot's (validated): between its ticks keep
+        // ticking, so that its idle tick (the idle adverts) still comes.
+        let inner_next = match self.inner_ticked {
+            true => self.inner.on_timer(now_ps, queues),
+            false => Some(now_ps + inner_period),
+        };
+        (inner_next.is_some() || next.is_some()).then_some(now_ps + period)
+    }
+
+    fn wake_ps(&self, now_ps: u64) -> Option<u64> {
+        Some(self.snapshot.wake_ps(now_ps))
+    }
+
+    fn adverts(&self) -> Option<(&[u16], &[u8])> {
+        self.inner.adverts().filter(|_| self.inner_ticked)
+    }
+
+    fn on_advert(&mut self, in_port: u16, pkt: &Packet) {
+        self.inner.on_advert(in_port, pkt)
+    }
+}
+
+/// Tests only: hashes like ECMP and asks for a timer every `period_ps`, recording when it
+/// fired (the first 16 times), `limit` times in all.
+#[cfg(test)]
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Probe {
+    pub(crate) period_ps: u64,
+    pub(crate) limit: usize,
+    pub(crate) fired: Vec<u64>,
+}
+
+#[cfg(test)]
+impl SwitchPolicy for Probe {
+    fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+        ctx.hashed_port()
+    }
+
+    fn first_timer_ps(&self) -> Option<u64> {
+        Some(self.period_ps)
+    }
+
+    fn on_timer<Q: QueueView>(&mut self, now_ps: u64, _: &Q) -> Option<u64> {
+        if self.fired.len() < 16 {
+            self.fired.push(now_ps);
+        }
+        self.limit -= 1;
+        (self.limit > 0).then_some(now_ps + self.period_ps)
+    }
 }
 
 impl SwitchLb {
-    pub fn new(shared: &LbShared, fabric: &Fabric, node: NodeId, rng: &mut Pcg32) -> SwitchLb {
-        let lb = SwitchLb::fresh(shared, fabric, node, rng);
+    pub(crate) fn new(
+        shared: &LbShared,
+        fabric: &Fabric,
+        node: NodeId,
+        rng: &mut Pcg32,
+    ) -> SwitchLb {
+        let policy = shared.policy_of(fabric, node);
+        let lb = SwitchLb::fresh(policy, shared, fabric, node, rng);
         match shared.stale_period_ps {
             // Switches without uplinks (cores, spines) never choose in these fabrics: no
             // snapshot, no refresh timer.
             0 => lb,
             _ if fabric.uplinks(node) == 0 => lb,
-            _ if !shared.policy_of(fabric, node).is_queue_aware() => lb,
-            period => SwitchLb::Stale {
-                snapshot: Snapshot::new(
-                    fabric.num_ports(node),
-                    period,
-                    matches!(lb, SwitchLb::Dlb(_)),
-                ),
+            _ if !policy.is_queue_aware() => lb,
+            period => SwitchLb::Stale(Stale {
+                snapshot: Snapshot::new(fabric.num_ports(node), period, lb.snapshot_tracks_sent()),
                 inner: Box::new(lb),
                 inner_ticked: false,
-            },
+            }),
         }
     }
 
-    /// The policy's state, reading live queues.
-    fn fresh(shared: &LbShared, fabric: &Fabric, node: NodeId, rng: &mut Pcg32) -> SwitchLb {
-        let uplinks = fabric.uplinks(node);
-        let cfg = &shared.cfg;
-        match shared.kind_of(fabric, node) {
-            SwitchKind::Hash => SwitchLb::Hash,
-            SwitchKind::Rsq => SwitchLb::Rsq,
-            SwitchKind::SimpleRr => {
-                SwitchLb::SimpleRr(SimpleRr::new(uplinks, shared.cfg.rr_reshuffle, rng))
-            }
-            SwitchKind::Jsq => SwitchLb::Jsq,
-            SwitchKind::Choice => SwitchLb::Choice,
-            SwitchKind::Drill => {
-                SwitchLb::Drill(Drill::new(cfg.drill.d as u16, cfg.drill.m as u16))
-            }
-            SwitchKind::Topk if cfg.psp.remote => SwitchLb::TopkRemote(
-                Topk::new(cfg.topk.k.map(|k| k as u16)),
-                band_remote(shared, fabric, node),
-            ),
-            SwitchKind::Topk => SwitchLb::Topk(Topk::new(cfg.topk.k.map(|k| k as u16))),
-            SwitchKind::Psp if cfg.psp.remote => {
-                SwitchLb::PspRemote(band_remote(shared, fabric, node))
-            }
-            SwitchKind::BandJsq if cfg.psp.remote => {
-                SwitchLb::BandJsqRemote(band_remote(shared, fabric, node))
-            }
-            SwitchKind::Psp => SwitchLb::Psp,
-            SwitchKind::BandJsq => SwitchLb::BandJsq,
-            SwitchKind::Conga => SwitchLb::Conga(Box::new(Conga::new(fabric, node, &shared.conga))),
-            SwitchKind::Sglb => SwitchLb::Sglb(Box::new(
-                Remote::new(
-                    fabric,
-                    node,
-                    Metric::Quality(shared.ar),
-                    shared.sglb_period_ps,
-                )
-                .with_advert_wire(fabric, node, shared.advert_wire_bytes)
-                .with_flowlets_if(shared.sglb_flowlets, fabric, node),
-            )),
-            SwitchKind::Ar if uplinks == 0 => SwitchLb::Hash,
-            SwitchKind::Ar => SwitchLb::Ar(Ar::new(fabric.num_ports(node), &shared.ar)),
-            SwitchKind::Dlb if uplinks == 0 => SwitchLb::Hash,
-            SwitchKind::Dlb => SwitchLb::Dlb(Dlb::new(fabric.num_ports(node), &shared.dlb)),
-            SwitchKind::FollowPath => SwitchLb::FollowPath {
-                below: super::drb::digit_divisor(fabric, fabric.tier(node)),
-            },
-            SwitchKind::Static => SwitchLb::Static {
-                index: super::static_route::index_of(shared, shared.policy_of(fabric, node)),
-            },
-            SwitchKind::Ofan if uplinks == 0 => SwitchLb::Hash,
-            SwitchKind::Ofan => {
-                let ports = fabric.num_ports(node);
-                let level = fabric.tier(node);
-                let (_, n_dest) = fabric.subtree(0, level);
-                let pipes = pipe_ports(shared, fabric, node, ports);
-                let state = Ofan::new(uplinks, ports, pipes, n_dest, rng);
-                SwitchLb::Ofan { state, level }
-            }
-        }
-    }
-
-    /// Chooses the output port (absolute index) among `ctx.candidates`.
+    /// Chooses the output port (absolute index) among `ctx.candidates`: the decisions no
+    /// policy makes, then the policy's.
     #[inline]
-    pub fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+    pub(crate) fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
         let c = ctx.candidates;
         debug_assert!(!c.is_empty());
         if c.len() == 1 {
             return c.get(0);
         }
-        let pkt = ctx.pkt;
-        if ctx.shared.ack_ecmp && !pkt.is_data() {
-            return c.get(ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()));
+        if ctx.shared.ack_ecmp && !ctx.pkt.is_data() {
+            return ctx.hashed_port();
         }
         // Parallel down links of a PGFT: policies built around a switch's uplinks (rotations,
         // path digits, per-uplink tables) hash the flow onto one of them, like a LAG.
         if ctx.fabric.has_parallel_down()
-            && self.is_uplink_structured()
+            && self.uplink_structured()
             && ctx.fabric.is_down_port(ctx.node, c.get(0))
         {
-            return c.get(ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()));
+            return ctx.hashed_port();
         }
-        self.port_for(ctx)
-    }
-
-    /// The policies that pick a port themselves (over all uplinks, or through an inner policy);
-    /// the rest pick an index into the candidates ([`SwitchLb::index_for`]).
-    fn port_for<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
-        match self {
-            SwitchLb::SimpleRr(rr) => simple_rr_port(rr, ctx),
-            SwitchLb::Stale {
-                snapshot, inner, ..
-            } => inner.choose(&mut SwitchCtx {
-                fabric: ctx.fabric,
-                shared: ctx.shared,
-                node: ctx.node,
-                pkt: ctx.pkt,
-                in_port: ctx.in_port,
-                candidates: ctx.candidates,
-                queues: snapshot,
-                now_ps: ctx.now_ps,
-                salt: ctx.salt,
-                rng: &mut *ctx.rng,
-            }),
-            SwitchLb::Static { index } => static_port(*index, ctx),
-            SwitchLb::FollowPath { below } => follow_path_port(*below, ctx),
-            SwitchLb::Ofan { state, level } => ofan_port(state, *level, ctx),
-            _ => {
-                let i = self.index_for(ctx);
-                ctx.candidates.get(i)
-            }
-        }
-    }
-
-    /// The index into `ctx.candidates` of the policies that choose among the valid ports only.
-    fn index_for<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
-        let (c, pkt) = (ctx.candidates, ctx.pkt);
-        match self {
-            SwitchLb::Hash => ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()),
-            #[cfg(test)]
-            SwitchLb::Probe { .. } => ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()),
-            SwitchLb::Rsq => rsq::choose(c.len(), ctx.rng),
-            SwitchLb::Jsq => jsq::choose(ctx.queues, c, ctx.rng),
-            SwitchLb::Choice => choice::choose(ctx.queues, c, ctx.rng),
-            SwitchLb::Drill(d) => d.choose(ctx.queues, c, ctx.rng),
-            SwitchLb::Topk(t) => t.choose(ctx.queues, c, ctx.rng),
-            SwitchLb::Ar(_) if pkt.size_bytes < ctx.shared.ar.small_bytes => {
-                ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len())
-            }
-            SwitchLb::Ar(a) => {
-                let key = pkt.hash_key();
-                a.choose(
-                    &ctx.shared.ar,
-                    ctx.queues,
-                    c,
-                    key,
-                    ctx.salt,
-                    ctx.now_ps,
-                    ctx.rng,
-                )
-            }
-            SwitchLb::Dlb(d) => dlb_index(d, ctx),
-            SwitchLb::Psp => ctx.shared.bands.choose_psp(ctx.queues, c, ctx.rng),
-            SwitchLb::BandJsq => ctx.shared.bands.choose_band_jsq(ctx.queues, c, ctx.rng),
-            SwitchLb::PspRemote(r) => {
-                let (b, q, f) = (&ctx.shared.bands, ctx.queues, ctx.fabric);
-                b.choose_psp_by(|p| remote_band(b, q, f, r, p, pkt.dst), c, ctx.rng)
-            }
-            SwitchLb::BandJsqRemote(r) => {
-                let (b, q, f) = (&ctx.shared.bands, ctx.queues, ctx.fabric);
-                b.choose_band_jsq_by(|p| remote_band(b, q, f, r, p, pkt.dst), c, ctx.rng)
-            }
-            SwitchLb::TopkRemote(t, r) => {
-                let (b, q, f) = (&ctx.shared.bands, ctx.queues, ctx.fabric);
-                // The band says how loaded the path is; the own queue orders a band's ports.
-                let load = |p: u16| {
-                    let band = remote_band(b, q, f, r, p, pkt.dst) as u64;
-                    band << 48 | q.queued_bytes(p).min((1 << 48) - 1)
-                };
-                t.choose_by(load, c, ctx.rng)
-            }
-            SwitchLb::Conga(cg) => cg.choose(
-                ctx.fabric,
-                ctx.node,
-                pkt,
-                c,
-                ctx.now_ps,
-                ctx.salt,
-                &ctx.shared.conga,
-                ctx.rng,
-            ),
-            SwitchLb::Sglb(r) => r.choose_sglb(
-                ctx.fabric, pkt, ctx.salt, c, ctx.queues, ctx.now_ps, ctx.rng,
-            ),
-            SwitchLb::SimpleRr(_)
-            | SwitchLb::Stale { .. }
-            | SwitchLb::Static { .. }
-            | SwitchLb::FollowPath { .. }
-            | SwitchLb::Ofan { .. } => unreachable!("port_for picks their port"),
-        }
-    }
-
-    /// Policies whose state or decision is defined over the switch's uplinks (rotations,
-    /// path digits, per-uplink remote tables): they do not choose among parallel down links.
-    fn is_uplink_structured(&self) -> bool {
-        matches!(
-            self,
-            SwitchLb::SimpleRr(_)
-                | SwitchLb::FollowPath { .. }
-                | SwitchLb::Ofan { .. }
-                | SwitchLb::Conga(_)
-                | SwitchLb::Sglb(_)
-                | SwitchLb::PspRemote(_)
-                | SwitchLb::TopkRemote(..)
-                | SwitchLb::BandJsqRemote(_)
-        )
-    }
-
-    /// The period of the policy's own timer, if it has one (remote-state adverts).
-    fn timer_period_ps(&self) -> Option<u64> {
-        match self {
-            SwitchLb::PspRemote(r)
-            | SwitchLb::BandJsqRemote(r)
-            | SwitchLb::TopkRemote(_, r)
-            | SwitchLb::Sglb(r) => r.timer_period_ps(),
-            _ => None,
-        }
+        SwitchPolicy::choose(self, ctx)
     }
 
     /// When the policy first wants [`SwitchLb::on_timer`] called, if ever (e.g. the first
     /// refresh of a periodically sampled queue state).
-    pub fn first_timer_ps(&self) -> Option<u64> {
-        match self {
-            #[cfg(test)]
-            SwitchLb::Probe { period_ps, .. } => Some(*period_ps),
-            // The inner policy's adverts (`lb.psp.remote`) share the period.
-            SwitchLb::Stale { snapshot, .. } => Some(snapshot.first_refresh_ps()),
-            SwitchLb::PspRemote(r)
-            | SwitchLb::BandJsqRemote(r)
-            | SwitchLb::TopkRemote(_, r)
-            | SwitchLb::Sglb(r) => r.first_timer_ps(),
-            _ => None,
-        }
+    pub(crate) fn first_timer_ps(&self) -> Option<u64> {
+        SwitchPolicy::first_timer_ps(self)
     }
 
     /// The policy's timer fired at `now_ps` (`queues`: the switch's live queues); returns
     /// when it wants to be woken next. `None` puts it to sleep: the switch then calls
     /// [`SwitchLb::wake_ps`] when it next queues a packet at an idle switch port.
-    pub fn on_timer<Q: QueueView>(&mut self, now_ps: u64, queues: &Q) -> Option<u64> {
-        match self {
-            SwitchLb::Stale {
-                snapshot,
-                inner,
-                inner_ticked,
-            } => {
-                let next = snapshot.refresh(now_ps, queues);
-                let period = snapshot.period_ps();
-                let Some(inner_period) = inner.timer_period_ps() else {
-                    return next;
-                };
-                *inner_ticked = now_ps % inner_period == 0;
-                if inner_period == period {
-                    // Both sleep exactly when every queue is empty.
-                    return inner.on_timer(now_ps, queues).or(next);
-                }
-                // The inner period is a multiple of the snapshot's (validated): between its
-                // ticks keep ticking, so that its idle tick (the idle adverts) still comes.
-                let inner_next = match *inner_ticked {
-                    true => inner.on_timer(now_ps, queues),
-                    false => Some(now_ps + inner_period),
-                };
-                (inner_next.is_some() || next.is_some()).then_some(now_ps + period)
-            }
-            SwitchLb::PspRemote(r)
-            | SwitchLb::BandJsqRemote(r)
-            | SwitchLb::TopkRemote(_, r)
-            | SwitchLb::Sglb(r) => r.on_timer(now_ps, queues),
-            #[cfg(test)]
-            SwitchLb::Probe {
-                period_ps,
-                limit,
-                fired,
-            } => {
-                if fired.len() < 16 {
-                    fired.push(now_ps);
-                }
-                *limit -= 1;
-                (*limit > 0).then_some(now_ps + *period_ps)
-            }
-            _ => {
-                let _ = (now_ps, queues);
-                None
-            }
-        }
+    pub(crate) fn on_timer<Q: QueueView>(&mut self, now_ps: u64, queues: &Q) -> Option<u64> {
+        SwitchPolicy::on_timer(self, now_ps, queues)
     }
 
     /// A packet was queued at `now_ps` at an idle port while the timer slept: when the timer
     /// should fire next, if ever.
-    pub fn wake_ps(&self, now_ps: u64) -> Option<u64> {
-        match self {
-            SwitchLb::Stale { snapshot, .. } => Some(snapshot.wake_ps(now_ps)),
-            SwitchLb::PspRemote(r)
-            | SwitchLb::BandJsqRemote(r)
-            | SwitchLb::TopkRemote(_, r)
-            | SwitchLb::Sglb(r) => r.wake_ps(now_ps),
-            _ => None,
-        }
+    pub(crate) fn wake_ps(&self, now_ps: u64) -> Option<u64> {
+        SwitchPolicy::wake_ps(self, now_ps)
     }
 
     /// After a timer: the ports to send adverts on and the advert (one byte per edge
     /// switch), if this switch advertises.
-    pub fn adverts(&self) -> Option<(&[u16], &[u8])> {
-        match self {
-            SwitchLb::Stale {
-                inner,
-                inner_ticked,
-                ..
-            } => inner.adverts().filter(|_| *inner_ticked),
-            SwitchLb::PspRemote(r)
-            | SwitchLb::BandJsqRemote(r)
-            | SwitchLb::TopkRemote(_, r)
-            | SwitchLb::Sglb(r) => r.adverts(),
-            _ => None,
-        }
+    pub(crate) fn adverts(&self) -> Option<(&[u16], &[u8])> {
+        SwitchPolicy::adverts(self)
     }
 
     /// An advert from the switch behind `in_port` arrived.
-    pub fn on_advert(&mut self, in_port: u16, pkt: &Packet) {
-        match self {
-            SwitchLb::Stale { inner, .. } => inner.on_advert(in_port, pkt),
-            SwitchLb::PspRemote(r)
-            | SwitchLb::BandJsqRemote(r)
-            | SwitchLb::TopkRemote(_, r)
-            | SwitchLb::Sglb(r) => r.on_advert(in_port, pkt),
-            _ => {}
-        }
+    pub(crate) fn on_advert(&mut self, in_port: u16, pkt: &Packet) {
+        SwitchPolicy::on_advert(self, in_port, pkt)
     }
 
     /// `pkt` (arrived on `in_port`) is forwarded through port `out`: CONGA updates its DRE
     /// and the packet's overlay; nothing else does anything.
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub fn forward(
+    pub(crate) fn forward(
         &mut self,
         fabric: &Fabric,
         shared: &LbShared,
@@ -449,218 +302,27 @@ impl SwitchLb {
         pkt: &mut Packet,
         now_ps: u64,
     ) {
-        if let SwitchLb::Conga(c) = self {
-            c.forward(fabric, node, in_port, out, pkt, now_ps, &shared.conga);
-        }
+        let at = Forwarding {
+            fabric,
+            shared,
+            node,
+            in_port,
+            out,
+            now_ps,
+        };
+        SwitchPolicy::forward(self, &at, pkt)
     }
 
     /// Bytes of LB state switch `node` will hold (reported by `weft validate`).
-    pub fn state_bytes(shared: &LbShared, fabric: &Fabric, node: NodeId) -> usize {
-        let ports = fabric.num_ports(node);
-        let uplinks = fabric.uplinks(node);
+    pub(crate) fn state_bytes(shared: &LbShared, fabric: &Fabric, node: NodeId) -> usize {
+        let policy = shared.policy_of(fabric, node);
         let snapshot = match shared.stale_period_ps {
             0 => 0,
-            _ if uplinks == 0 => 0,
-            _ if !shared.policy_of(fabric, node).is_queue_aware() => 0,
-            _ => Snapshot::state_bytes(ports, shared.kind_of(fabric, node) == SwitchKind::Dlb),
+            _ if fabric.uplinks(node) == 0 => 0,
+            _ if !policy.is_queue_aware() => 0,
+            _ => Snapshot::state_bytes(fabric.num_ports(node), policy == LbPolicy::Dlb),
         };
-        snapshot
-            + match shared.kind_of(fabric, node) {
-                SwitchKind::Ofan if uplinks > 0 => Ofan::pointer_len(
-                    ports,
-                    pipe_ports(shared, fabric, node, ports),
-                    fabric.subtree(0, fabric.tier(node)).1,
-                ),
-                SwitchKind::SimpleRr => 2 + 2 * uplinks as usize,
-                SwitchKind::Ar if uplinks > 0 => Ar::state_bytes(ports, &shared.ar),
-                SwitchKind::Dlb if uplinks > 0 => Dlb::state_bytes(ports, &shared.dlb),
-                // One candidate group (the uplinks) per switch in these fabrics.
-                SwitchKind::Drill if uplinks > 0 => Drill::group_bytes(shared.cfg.drill.m as u16),
-                SwitchKind::Conga => Conga::state_bytes(fabric, node, &shared.conga),
-                SwitchKind::Sglb => {
-                    Remote::state_bytes(fabric, node)
-                        + match shared.sglb_flowlets {
-                            Some((entries, _)) if uplinks > 0 => {
-                                super::flowlet::FlowletTable::state_bytes(entries)
-                            }
-                            _ => 0,
-                        }
-                }
-                SwitchKind::Psp | SwitchKind::BandJsq | SwitchKind::Topk
-                    if shared.cfg.psp.remote =>
-                {
-                    Remote::state_bytes(fabric, node)
-                }
-                _ => 0,
-            }
-    }
-}
-
-/// PSP's remote state: the bands the next switches advertise, every stale-state period.
-/// Simple RR walks every uplink of the fault-free fabric, skipping invalid ones.
-fn simple_rr_port<Q: QueueView>(rr: &mut SimpleRr, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
-    let c = ctx.candidates;
-    let all = all_candidates(ctx.fabric, ctx.node, ctx.pkt.dst, c);
-    if all.len() as usize != rr.width() {
-        candidates_mismatch("simple_rr", all.len(), rr.width() as u16);
-    }
-    let rng = &mut *ctx.rng;
-    first_valid(all, c, || rr.choose(all.len(), rng))
-}
-
-/// DLB from its queue and utilization levels.
-fn dlb_index<Q: QueueView>(d: &mut Dlb, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
-    let params = &ctx.shared.dlb;
-    let (fabric, node) = (ctx.fabric, ctx.node);
-    // What port p sends at line rate in one sampling period.
-    let line = |p: u16| fabric.link(node, p).rate.bps as f64 * params.sample_ps as f64 / 8e12;
-    let key = ctx.pkt.hash_key();
-    d.choose(
-        params,
-        ctx.queues,
-        ctx.candidates,
-        key,
-        ctx.salt,
-        ctx.now_ps,
-        line,
-        ctx.rng,
-    )
-}
-
-/// The static routing's port, or under failures the next valid one after it.
-fn static_port<Q: QueueView>(index: u8, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
-    let (c, pkt) = (ctx.candidates, ctx.pkt);
-    let r = &ctx.shared.static_routes[index as usize].1;
-    let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
-    let i = super::static_route::choose(r, ctx.node, pkt.src, pkt.dst, all);
-    let w = all.len();
-    let mut k = 0;
-    first_valid(all, c, || {
-        k += 1;
-        (i + k - 1) % w
-    })
-}
-
-/// The DRB / Valiant / Ethereal path code's digit for this switch (hashed when the packet
-/// carries none).
-fn follow_path_port<Q: QueueView>(below: u32, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
-    let (c, pkt) = (ctx.candidates, ctx.pkt);
-    if pkt.via == NO_VIA {
-        return c.get(ecmp::choose(pkt.hash_key(), pkt.entropy, ctx.salt, c.len()));
-    }
-    // The digit numbers the uplinks of the fault-free fabric; the sender only uses codes whose
-    // every hop is valid (`drb::next_via`).
-    let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
-    let p = all.get(((pkt.via / below) % all.len() as u32) as u16);
-    if !crate::topology::contains(c, p) {
-        invalid_path_code(ctx.node, p);
-    }
-    p
-}
-
-/// Ofan rotates over all w uplinks; under failures it keeps advancing the pointer until it
-/// yields a valid port (the Ofan paper, §4.1).
-fn ofan_port<Q: QueueView>(state: &mut Ofan, level: u8, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
-    let (c, pkt) = (ctx.candidates, ctx.pkt);
-    let (d, _) = ctx.fabric.subtree(pkt.dst, level);
-    let all = all_candidates(ctx.fabric, ctx.node, pkt.dst, c);
-    if all.len() != state.width() {
-        candidates_mismatch("ofan", all.len(), state.width());
-    }
-    let order = ctx.shared.orders.for_width(state.width());
-    let (in_port, class) = (ctx.in_port, pkt.size_class());
-    first_valid(all, c, || state.choose(order, in_port, d, class))
-}
-
-fn band_remote(shared: &LbShared, fabric: &Fabric, node: NodeId) -> Box<Remote> {
-    let metric = Metric::Band(shared.bands.quantizer.clone());
-    Box::new(Remote::new(
-        fabric,
-        node,
-        metric,
-        shared.cfg.psp_remote_period_ps(),
-    ))
-}
-
-/// Port `p`'s band under `lb.psp.remote`: that of the larger of its own queue (as the switch
-/// sees it: live or snapshot) and the next switch's advertised queue toward the packet's
-/// destination edge switch.
-#[inline]
-fn remote_band<Q: QueueView>(
-    bands: &super::psp::Bands,
-    queues: &Q,
-    fabric: &Fabric,
-    r: &Remote,
-    p: u16,
-    dst: NodeId,
-) -> u32 {
-    let own = bands.band(queues.queued_bytes(p));
-    own.max(r.remote_of(fabric, p, dst) as u32)
-}
-
-/// The fault-free candidates of this decision: `c` itself unless failed links shrank it to
-/// a list.
-#[inline]
-fn all_candidates<'a>(
-    fabric: &'a Fabric,
-    node: NodeId,
-    dst: NodeId,
-    c: Candidates<'a>,
-) -> Candidates<'a> {
-    match c {
-        Candidates::Range { .. } => c,
-        Candidates::List(_) => match fabric.route_all(node, dst) {
-            crate::topology::Route::Choice(all) => all,
-            crate::topology::Route::Port(_) => unreachable!("failures only shrink choices"),
-        },
-    }
-}
-
-/// A rotation over all uplinks (`next` yields indices into `all` and advances) under
-/// failures: the first port it yields that is among the valid candidates `valid`. Without
-/// failures (`valid` is `all`) the first index is taken.
-#[inline]
-fn first_valid(all: Candidates<'_>, valid: Candidates<'_>, mut next: impl FnMut() -> u16) -> u16 {
-    if let Candidates::Range { .. } = valid {
-        return all.get(next());
-    }
-    // A rotation visits every index within two turns (a reshuffle at a wrap may repeat
-    // some), so 2w draws always find a valid port.
-    for _ in 0..2 * all.len() as u32 {
-        let p = all.get(next());
-        if crate::topology::contains(valid, p) {
-            return p;
-        }
-    }
-    no_valid_port(all.len(), valid.len())
-}
-
-#[cold]
-#[inline(never)]
-fn no_valid_port(all: u16, valid: u16) -> ! {
-    panic!("a rotation over {all} uplinks found none of the {valid} valid ones")
-}
-
-#[cold]
-#[inline(never)]
-fn invalid_path_code(node: NodeId, port: u16) -> ! {
-    panic!("a DRB path code sends a packet through failed port {port} of switch {node}")
-}
-
-/// A rotation over a switch's uplinks met a different candidate set: out of line, so the
-/// check costs a comparison.
-#[cold]
-#[inline(never)]
-fn candidates_mismatch(policy: &str, candidates: u16, uplinks: u16) -> ! {
-    panic!("{policy}: {candidates} candidate ports at a switch with {uplinks} uplinks")
-}
-
-/// Ingress ports per pipe: all of them for Ofan, `pipe_ports` for pOfan.
-fn pipe_ports(shared: &LbShared, fabric: &Fabric, node: NodeId, ports: u16) -> u16 {
-    if shared.policy_of(fabric, node) == LbPolicy::Ofan {
-        ports
-    } else {
-        shared.cfg.pipe_ports as u16
+        snapshot + SwitchLb::policy_state_bytes(policy, shared, fabric, node)
     }
 }
 
@@ -673,6 +335,7 @@ mod tests {
     use rand::SeedableRng;
 
     use crate::lb::TestQueues as Live;
+    use crate::packet::NO_VIA;
 
     /// The first edge switch of a k = 4 fat tree under `policy` with stale state every 1 µs,
     /// and a data packet leaving its pod (candidates: uplink ports 2 and 3).

@@ -10,15 +10,22 @@
 //! (t ports of equal load, B ports strictly below) straddles the cut gets probability
 //! min(t, k − B)/(k·t), exactly as under a random order of the ties.
 
+use super::psp_switch::{remote_band, remote_if_asked, remote_state_bytes};
+use super::remote::Remote;
+use super::switch_policy::QueueView;
+use super::switch_policy::{remote_timers, BuildSwitch, SwitchCtx, SwitchPolicy};
 use super::ties::uniform_among;
-use super::QueueView;
+use super::LbShared;
+use crate::packet::Packet;
+use crate::scenario::LbPolicy;
 use crate::topology::Candidates;
+use crate::topology::{Fabric, NodeId};
 use rand::Rng;
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Topk {
+pub(crate) struct Topk {
     /// k; `None`: ⌈N/2⌉ of each decision's N candidates.
     k: Option<u16>,
     /// Scratch: the candidates' loads.
@@ -27,7 +34,7 @@ pub struct Topk {
 }
 
 impl Topk {
-    pub fn new(k: Option<u16>) -> Topk {
+    pub(crate) fn new(k: Option<u16>) -> Topk {
         assert!(k != Some(0), "Top-k needs k >= 1");
         Topk {
             k,
@@ -37,19 +44,24 @@ impl Topk {
 
     /// k for `n` candidates.
     #[inline]
-    pub fn k_of(&self, n: u16) -> u16 {
+    pub(crate) fn k_of(&self, n: u16) -> u16 {
         self.k.unwrap_or(n.div_ceil(2)).min(n)
     }
 
     /// The index (among `c`) of a port chosen uniformly among the k least loaded.
     #[inline]
-    pub fn choose<Q: QueueView>(&mut self, queues: &Q, c: Candidates<'_>, rng: &mut Pcg32) -> u16 {
+    pub(crate) fn choose<Q: QueueView>(
+        &mut self,
+        queues: &Q,
+        c: Candidates<'_>,
+        rng: &mut Pcg32,
+    ) -> u16 {
         self.choose_by(|p| queues.queued_bytes(p), c, rng)
     }
 
     /// The index (among `c`) of a port chosen uniformly among the k of least `load`.
     #[inline]
-    pub fn choose_by(
+    pub(crate) fn choose_by(
         &mut self,
         load: impl Fn(u16) -> u64,
         c: Candidates<'_>,
@@ -67,6 +79,50 @@ impl Topk {
         };
         // `select_nth_unstable` reordered `loads`: count and pick on the candidates.
         uniform_among(|| c.iter(), |&p| load(p) == v, rng) as u16
+    }
+}
+
+/// Top-k at a switch: its own queues, or with `lb.psp.remote` ranked first by the PSP band of
+/// the larger of the own queue and the next switch's advertised one.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct TopkSwitch {
+    topk: Topk,
+    remote: Option<Box<Remote>>,
+}
+
+impl SwitchPolicy for TopkSwitch {
+    #[inline]
+    fn choose<Q: QueueView>(&mut self, ctx: &mut SwitchCtx<'_, Q>) -> u16 {
+        let c = ctx.candidates;
+        let Some(r) = &self.remote else {
+            return c.get(self.topk.choose(ctx.queues, c, ctx.rng));
+        };
+        let (b, q, f, dst) = (&ctx.shared.bands, ctx.queues, ctx.fabric, ctx.pkt.dst);
+        // The band says how loaded the path is; the own queue orders a band's ports.
+        let load = |p: u16| {
+            let band = remote_band(b, q, f, r, p, dst) as u64;
+            band << 48 | q.queued_bytes(p).min((1 << 48) - 1)
+        };
+        c.get(self.topk.choose_by(load, c, ctx.rng))
+    }
+
+    fn uplink_structured(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    remote_timers!(remote);
+}
+
+impl BuildSwitch for TopkSwitch {
+    fn build(_: LbPolicy, shared: &LbShared, fabric: &Fabric, node: NodeId, _: &mut Pcg32) -> Self {
+        TopkSwitch {
+            topk: Topk::new(shared.cfg.topk.k.map(|k| k as u16)),
+            remote: remote_if_asked(shared, fabric, node),
+        }
+    }
+
+    fn state_bytes(_: LbPolicy, shared: &LbShared, fabric: &Fabric, node: NodeId) -> usize {
+        remote_state_bytes(shared, fabric, node)
     }
 }
 

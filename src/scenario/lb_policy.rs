@@ -3,73 +3,114 @@
 
 use super::registry::registry;
 
-registry! {
-    pub enum LbPolicy {
-        /// Per-flow hashing: a flow draws one entropy value at start; switches hash (flow key,
-        /// entropy, per-switch salt) as htsim's `freeBSDHash`.
-        Ecmp => "ecmp",
-        /// Random packet spraying: hosts draw a fresh entropy value per packet; switches hash as
-        /// ECMP.
-        Rps => "rps",
-        /// Switches pick a uniformly random uplink per packet.
-        Rsq => "rsq",
-        /// One round-robin pointer per switch over its uplinks, random start (ACKs hashed:
-        /// `lb.ack_ecmp`).
-        SimpleRr => "simple_rr",
-        /// The uplink with the fewest queued bytes, uniform among ties.
-        Jsq => "jsq",
-        /// The Ofan paper's Choice: the less loaded of two distinct random uplinks (DRILL(2, 0)).
-        Choice => "choice",
-        /// DRILL(d, m) (`lb.drill.d`, `lb.drill.m`): the least loaded of d random uplinks and m
-        /// remembered ones.
-        Drill => "drill",
-        /// Uniform among the k uplinks with the fewest queued bytes (`lb.topk.k`).
-        Topk => "topk",
-        /// Digit-reversal bouncing: per-flow pointers walk the lowest-common-layer switches in
-        /// digit-reversed order.
-        Drb => "drb",
-        /// The Ofan paper's per-destination round-robin pointers with permuted port orders.
-        Ofan => "ofan",
-        /// Ofan with pointer sets shared per pipe of `lb.pipe_ports` ingress ports.
-        Pofan => "pofan",
-        /// REPS: each flow recycles entropy values acknowledged without ECN (`[lb.reps]`).
-        Reps => "reps",
-        /// Spectrum-X-style adaptive routing: the uplink of the lowest quantized queue level
-        /// (`[lb.ar]`).
-        Ar => "ar",
-        /// The PSP paper's band-weighted random choice of uplink (`[lb.psp]`).
-        Psp => "psp",
-        /// Uniform among the uplinks in the lowest PSP band (`[lb.psp]`).
-        BandJsq => "band_jsq",
-        /// Broadcom DLB: the best quality band from queue and utilization levels (`[lb.dlb]`).
-        Dlb => "dlb",
-        /// Valiant load balancing: through a random top-tier switch per packet or flow
-        /// (`[lb.valiant]`).
-        Valiant => "valiant",
-        /// UEC's per-EV penalty bitmap (htsim `UecMpBitmap`).
-        Bitmap => "bitmap",
-        /// UEC's recycled good EVs, else the bitmap (htsim `UecMpMixed`); not `lb.mixed`.
-        UecMixed => "mixed",
-        /// Ethereal: each flow split into subflows, one per path through the lowest common
-        /// layer (`[lb.ethereal]`).
-        Ethereal => "ethereal",
-        /// CONGA, adapted per packet: leaf-to-leaf congestion feedback (`[lb.conga]`).
-        Conga => "conga",
-        /// ByteDance SGLB: DLB quality combined with the upper switches' adverts (`[lb.sglb]`).
-        Sglb => "sglb",
-        /// Static PGFT routings (the PGFT routing paper; Zahavi's D-mod-k), this one D-mod-k: a
-        /// fixed port per destination.
-        Dmodk => "dmodk",
-        /// S-mod-k: a fixed port per source.
-        Smodk => "smodk",
-        /// D-mod-k over grouped ids (node types, `[topology.pgft]`).
-        Gdmodk => "gdmodk",
-        /// S-mod-k over grouped ids (node types, `[topology.pgft]`).
-        Gsmodk => "gsmodk",
-        /// A random port per (switch, destination), drawn from the seed.
-        Random => "random",
-    }
+/// The one list of LB policies: per policy its doc, variant, scenario name, group (the
+/// [`Facts`] constant below), the type that runs it at a switch (a path in `crate::lb`, which
+/// implements `lb::switch_policy::BuildSwitch`) and the function that makes its host side (in
+/// `crate::lb`). Adding a policy is its file plus one line here.
+///
+/// `lb_policies!(then)` hands the list to the macro `then`: here [`lb_policy_enum`] makes
+/// the `LbPolicy` enum and its facts, and in `lb` the per-switch enum and the host-side table
+/// come from the same lines, so the layers below `lb` name its types only as tokens.
+macro_rules! lb_policies {
+    ($then:ident) => {
+        $then! {
+            /// Per-flow hashing: a flow draws one entropy value at start; switches hash (flow key,
+            /// entropy, per-switch salt) as htsim's `freeBSDHash`.
+            Ecmp => "ecmp", HOST_SIDE, switch: ecmp::Hash, host: HostLb::ecmp;
+            /// Random packet spraying: hosts draw a fresh entropy value per packet; switches
+            /// hash as ECMP.
+            Rps => "rps", HOST_SIDE, switch: ecmp::Hash, host: HostLb::rps;
+            /// Switches pick a uniformly random uplink per packet.
+            Rsq => "rsq", SWITCH_ONLY, switch: rsq::Rsq, host: HostLb::fixed;
+            /// One round-robin pointer per switch over its uplinks, random start (ACKs hashed:
+            /// `lb.ack_ecmp`).
+            SimpleRr => "simple_rr", SWITCH_ONLY, switch: simple_rr::SimpleRr, host: HostLb::fixed;
+            // ANCHOR: jsq
+            /// The uplink with the fewest queued bytes, uniform among ties.
+            Jsq => "jsq", QUEUE_AWARE, switch: jsq::Jsq, host: HostLb::fixed;
+            // ANCHOR_END: jsq
+            /// The Ofan paper's Choice: the less loaded of two distinct random uplinks
+            /// (DRILL(2, 0)).
+            Choice => "choice", QUEUE_AWARE, switch: choice::Choice, host: HostLb::fixed;
+            /// DRILL(d, m) (`lb.drill.d`, `lb.drill.m`): the least loaded of d random uplinks and m
+            /// remembered ones.
+            Drill => "drill", QUEUE_AWARE, switch: drill::Drill, host: HostLb::fixed;
+            /// Uniform among the k uplinks with the fewest queued bytes (`lb.topk.k`).
+            Topk => "topk", QUEUE_AWARE, switch: topk::TopkSwitch, host: HostLb::fixed;
+            /// Digit-reversal bouncing: per-flow pointers walk the lowest-common-layer switches in
+            /// digit-reversed order.
+            Drb => "drb", HOST_SIDE, switch: drb::FollowPath, host: HostLb::drb;
+            /// The Ofan paper's per-destination round-robin pointers with permuted port orders.
+            Ofan => "ofan", SWITCH_ONLY, switch: ofan::OfanSwitch, host: HostLb::fixed;
+            /// Ofan with pointer sets shared per pipe of `lb.pipe_ports` ingress ports.
+            Pofan => "pofan", SWITCH_ONLY, switch: ofan::OfanSwitch, host: HostLb::fixed;
+            /// REPS: each flow recycles entropy values acknowledged without ECN (`[lb.reps]`).
+            Reps => "reps", FEEDBACK, switch: ecmp::Hash, host: HostLb::reps;
+            /// Spectrum-X-style adaptive routing: the uplink of the lowest quantized queue level
+            /// (`[lb.ar]`).
+            Ar => "ar", SWITCH_ONLY, switch: ar::ArSwitch, host: HostLb::fixed;
+            /// The PSP paper's band-weighted random choice of uplink (`[lb.psp]`).
+            Psp => "psp", QUEUE_AWARE, switch: psp_switch::Banded, host: HostLb::fixed;
+            /// Uniform among the uplinks in the lowest PSP band (`[lb.psp]`).
+            BandJsq => "band_jsq", QUEUE_AWARE, switch: psp_switch::Banded, host: HostLb::fixed;
+            /// Broadcom DLB: the best quality band from queue and utilization levels (`[lb.dlb]`).
+            Dlb => "dlb", QUEUE_AWARE, switch: dlb::DlbSwitch, host: HostLb::fixed;
+            /// Valiant load balancing: through a random top-tier switch per packet or flow
+            /// (`[lb.valiant]`).
+            Valiant => "valiant", HOST_SIDE, switch: drb::FollowPath, host: HostLb::valiant;
+            /// UEC's per-EV penalty bitmap (htsim `UecMpBitmap`).
+            Bitmap => "bitmap", FEEDBACK, switch: ecmp::Hash, host: HostLb::bitmap;
+            /// UEC's recycled good EVs, else the bitmap (htsim `UecMpMixed`); not `lb.mixed`.
+            UecMixed => "mixed", FEEDBACK, switch: ecmp::Hash, host: HostLb::mixed;
+            /// Ethereal: each flow split into subflows, one per path through the lowest common
+            /// layer (`[lb.ethereal]`).
+            Ethereal => "ethereal", HOST_SIDE, switch: drb::FollowPath, host: HostLb::ethereal;
+            /// CONGA, adapted per packet: leaf-to-leaf congestion feedback (`[lb.conga]`).
+            Conga => "conga", EVERY_SWITCH, switch: Box<conga::Conga>, host: HostLb::fixed;
+            /// ByteDance SGLB: DLB quality combined with the upper switches' adverts (`[lb.sglb]`).
+            Sglb => "sglb", EVERY_SWITCH, switch: Box<sglb::Sglb>, host: HostLb::fixed;
+            /// Static PGFT routings (the PGFT routing paper; Zahavi's D-mod-k), this one D-mod-k: a
+            /// fixed port per destination.
+            Dmodk => "dmodk", SWITCH_ONLY, switch: static_route::Static, host: HostLb::fixed;
+            /// S-mod-k: a fixed port per source.
+            Smodk => "smodk", SWITCH_ONLY, switch: static_route::Static, host: HostLb::fixed;
+            /// D-mod-k over grouped ids (node types, `[topology.pgft]`).
+            Gdmodk => "gdmodk", SWITCH_ONLY, switch: static_route::Static, host: HostLb::fixed;
+            /// S-mod-k over grouped ids (node types, `[topology.pgft]`).
+            Gsmodk => "gsmodk", SWITCH_ONLY, switch: static_route::Static, host: HostLb::fixed;
+            /// A random port per (switch, destination), drawn from the seed.
+            Random => "random", SWITCH_ONLY, switch: static_route::Static, host: HostLb::fixed;
+        }
+    };
 }
+pub(crate) use lb_policies;
+
+/// `lb_policies!`'s callback for this layer: the `LbPolicy` enum (through [`registry!`]) and
+/// [`LbPolicy::facts`], from the names and groups (the switch and host columns are `lb`'s).
+macro_rules! lb_policy_enum {
+    ($(
+        $(#[$meta:meta])* $Variant:ident => $key:literal, $facts:ident,
+        switch: $switch:ty, host: $host:path;
+    )+) => {
+        registry! {
+            /// `lb.policy`: every switch and host LB policy weft runs.
+            pub enum LbPolicy {
+                $( $(#[$meta])* $Variant => $key, )+
+            }
+        }
+
+        impl LbPolicy {
+            /// The policy's group, from its registry line.
+            fn facts(&self) -> Facts {
+                match self {
+                    $( LbPolicy::$Variant => $facts, )+
+                }
+            }
+        }
+    };
+}
+
+lb_policies!(lb_policy_enum);
 
 /// What the rest of weft needs to know about a policy. [`LbPolicy::facts`] states it for every
 /// policy in one exhaustive `match` with no catch-all arm, so a new policy does not build until
@@ -94,40 +135,32 @@ const SWITCH_ONLY: Facts = Facts {
     every_switch: false,
 };
 
-impl LbPolicy {
-    fn facts(&self) -> Facts {
-        use LbPolicy as P;
-        match self {
-            P::Ecmp | P::Rps | P::Drb | P::Valiant | P::Ethereal => Facts {
-                host_side: true,
-                ..SWITCH_ONLY
-            },
-            P::Reps | P::Bitmap | P::UecMixed => Facts {
-                host_side: true,
-                feedback: true,
-                ..SWITCH_ONLY
-            },
-            P::Jsq | P::Choice | P::Drill | P::Topk | P::Psp | P::BandJsq | P::Dlb => Facts {
-                queue_aware: true,
-                ..SWITCH_ONLY
-            },
-            P::Conga | P::Sglb => Facts {
-                every_switch: true,
-                ..SWITCH_ONLY
-            },
-            P::Rsq
-            | P::SimpleRr
-            | P::Ofan
-            | P::Pofan
-            | P::Ar
-            | P::Dmodk
-            | P::Smodk
-            | P::Gdmodk
-            | P::Gsmodk
-            | P::Random => SWITCH_ONLY,
-        }
-    }
+/// Hosts take part (entropy values, path codes) and switches follow.
+const HOST_SIDE: Facts = Facts {
+    host_side: true,
+    ..SWITCH_ONLY
+};
 
+/// Hosts take part and learn from ACKs, NACKs and timeouts.
+const FEEDBACK: Facts = Facts {
+    host_side: true,
+    feedback: true,
+    ..SWITCH_ONLY
+};
+
+/// Switches decide from their own queues (live or a stale snapshot).
+const QUEUE_AWARE: Facts = Facts {
+    queue_aware: true,
+    ..SWITCH_ONLY
+};
+
+/// Switches exchange state, so every switch must run the policy.
+const EVERY_SWITCH: Facts = Facts {
+    every_switch: true,
+    ..SWITCH_ONLY
+};
+
+impl LbPolicy {
     /// The policy learns from feedback: ACKs (entropy value and ECN echo) under every
     /// transport, and NACKs and timeouts under the reliable one (`host.cc` other than
     /// `none`). The paced transport ACKs every data packet whatever the policy, so these

@@ -19,6 +19,7 @@ pub use lb_config::{
     renamed_field, ArConfig, BitmapConfig, CongaConfig, DlbConfig, DrillConfig, EtherealConfig,
     LbConfig, PspConfig, RepsConfig, SglbConfig, TopkConfig, ValiantConfig,
 };
+pub(crate) use lb_policy::lb_policies;
 pub use lb_policy::LbPolicy;
 pub use load::{load_scenario, load_scenario_str};
 pub use pgft::{pgft_stage_names, pgft_tier_names, HostTypes, NodeTypeRanges, PgftConfig};

@@ -41,6 +41,7 @@ mod rotorlb;
 mod scaling_model;
 mod scenarios;
 mod shared_buffer;
+mod smoke_digests;
 mod state;
 mod sweep;
 mod transport;

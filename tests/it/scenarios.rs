@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn toml_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn toml_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         // Sweep files are not scenarios; tests/it/sweep.rs checks them.
