@@ -5,7 +5,12 @@
 //!   latencies, the flow's last packet size, its ACK's return path), shifted by its start
 //!   time relative to the first start. No flow can beat it, whatever else runs.
 //! - Permutations: per flow [`bound::permutation_bound_ps`] (the Ofan paper's appendix-A
-//!   model, which also counts the ACKs a host sends for what it receives).
+//!   model, which also counts the ACKs a host sends for what it receives). A permutation is
+//!   `workload.kind = "permutation"` or any workload of that shape ([`is_permutation`]: every
+//!   sender sends one flow and receives one, all of one size and one start), e.g. one FSDP2
+//!   ring step of every ring at once or a permutation read from a connection matrix: the
+//!   Ofan paper uses its appendix-A baseline for every permutation workload and naive bounds
+//!   for the others (§3.5).
 //! - Every workload: the busiest host's bytes (data sent plus ACKs sent, or data received
 //!   plus ACKs received, with headers and gaps) on its own link, plus the shortest one-way
 //!   trip of any of its flows' last packet — the naive bound the Ofan paper uses for other
@@ -110,9 +115,9 @@ impl BoundInputs<'_> {
 
 /// The CCT lower bound of the run, in ps (0 for an empty workload).
 pub(crate) fn lower_bound_ps(s: &Scenario, b: &BoundInputs<'_>) -> u64 {
-    let permutation = s.workload.kind == WorkloadKind::Permutation;
     let hosts = b.fabric.num_hosts;
     let w = b.workload;
+    let permutation = s.workload.kind == WorkloadKind::Permutation || is_permutation(w, hosts);
     let total = w.total_flows(hosts);
     if total == 0 {
         return 0;
@@ -143,6 +148,35 @@ pub(crate) fn lower_bound_ps(s: &Scenario, b: &BoundInputs<'_>) -> u64 {
         .max()
         .unwrap_or(0);
     per_flow.max(busiest_host_bound_ps(b))
+}
+
+/// Whether `w` has the shape of the appendix-A model: every host that sends sends exactly one
+/// flow and receives exactly one, every host that receives sends, and all flows have one
+/// size and one fixed start (so each NIC interleaves its own data with the ACKs of the one
+/// flow it receives, from the same instant). O(hosts).
+pub(crate) fn is_permutation(w: &Workload, hosts: u32) -> bool {
+    let mut shape: Option<(u64, u64)> = None;
+    let (mut sends, mut receives) = (vec![false; hosts as usize], vec![false; hosts as usize]);
+    for h in 0..hosts {
+        match w.flows_of(h) {
+            0 => continue,
+            1 => {}
+            _ => return false,
+        }
+        let fl = w.flow(h, 0);
+        let Some(start) = fl.start_at_ps() else {
+            return false;
+        };
+        if fl.dst == h || fl.dst >= hosts || receives[fl.dst as usize] {
+            return false;
+        }
+        if *shape.get_or_insert((fl.bytes, start)) != (fl.bytes, start) {
+            return false;
+        }
+        sends[h as usize] = true;
+        receives[fl.dst as usize] = true;
+    }
+    shape.is_some() && sends == receives
 }
 
 /// The busiest host's wire time (sent or received side) on its own link, plus the shortest
@@ -339,6 +373,7 @@ pub(crate) fn phase_lower_bounds_ps(b: &BoundInputs<'_>) -> Vec<u64> {
     }
     let total = w.total_flows(hosts);
     let exact = total <= EXACT_FLOWS;
+    let permutation = is_permutation(w, hosts);
     let mut path = PhasePath::default();
     for h in (0..hosts).filter(|&h| exact || h == 0) {
         for i in 0..w.flows_of(h) {
@@ -346,7 +381,7 @@ pub(crate) fn phase_lower_bounds_ps(b: &BoundInputs<'_>) -> Vec<u64> {
                 continue;
             };
             let id = flow_id(h, i);
-            let end = path.start_ps(b, id) + b.flow_bound_ps(&w.flow(h, i), false);
+            let end = path.start_ps(b, id) + b.flow_bound_ps(&w.flow(h, i), permutation);
             if !exact {
                 // As `CriticalPath::forget_unless`: host 0's chains share nothing.
                 path.start_ps.clear();

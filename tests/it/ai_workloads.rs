@@ -44,6 +44,22 @@ fn phase_mode_runs_one_step_of_every_ring() {
     assert_eq!(r["nvlink_bytes"], 224_694);
 }
 
+/// One ring step of every ring is a permutation (each GPU sends one shard and receives one,
+/// all at once), so its baseline is the Ofan paper's appendix-A model, as for
+/// `kind = "permutation"`: with 1 MiB steps (256 packets, the farthest pairs 6 hops apart)
+/// the 17,057.94 ns the permutation sweeps report, for the run and for its one phase.
+#[test]
+fn a_ring_step_is_a_permutation_and_gets_the_appendix_a_bound() {
+    let mut s = fsdp2(Fsdp2Mode::Phase, GpuPlacement::Ordered);
+    // 8,388,608 parameters × 2 shards / 16 GPUs = 1 MiB per step.
+    s.workload.layer_params = Some(vec![8_388_608]);
+    s.validate().expect("valid");
+    let r = results(&s, 1, 1);
+    assert_eq!(r["cct_lower_bound_ns"].as_f64(), Some(17_057.94));
+    assert_eq!(r["phases"][0]["lower_bound_ns"].as_f64(), Some(17_057.94));
+    assert!(r["cct_ns"].as_f64().unwrap() >= 17_057.94);
+}
+
 /// Ring mode: every GPU sends 2 layers × 7 steps to GPU + 2 (ordered placement), step s > 0
 /// starting exactly 50 ns after step s − 1 of GPU − 2 arrived; one phase per layer with its
 /// own chunk.

@@ -128,3 +128,34 @@ fn shared_links_make_runs_slower_than_the_bound_never_faster() {
         );
     }
 }
+
+#[test]
+fn a_permutation_from_a_matrix_gets_the_appendix_a_bound() {
+    // Sixteen 1 MB flows h -> h + 5 (mod 16), every one across the core: a permutation, so
+    // the Ofan paper's appendix-A baseline applies as for `kind = "permutation"`. With the
+    // default set-up and 256 packets on 6 hops it is 17,057.94 ns (the value the
+    // permutation sweeps report, every NIC also sending the ACKs of the flow it receives).
+    let flows: String = (0..16)
+        .map(|h| format!("{h}->{} id {} start 0 size 1048576\n", (h + 5) % 16, h + 1))
+        .collect();
+    let (cct, bound) = run_matrix(&format!("Nodes 16\nConnections 16\n{flows}"), |_| {});
+    assert_eq!(bound, 17_057_940);
+    assert!(
+        cct + 2_000 >= bound,
+        "CCT {cct} ps far below the bound {bound} ps"
+    );
+    // One host sending a second flow: no longer a permutation, so the bound falls back to
+    // the lone flow's (no ACKs on the sender's NIC), about 256 ACKs' wire time lower.
+    let more = format!("Nodes 16\nConnections 17\n{flows}0->1 id 17 start 0 size 4096\n");
+    let (_, loose) = run_matrix(&more, |_| {});
+    let lone = run_matrix(
+        "Nodes 16\nConnections 1\n0->5 id 1 start 0 size 1048576\n",
+        |_| {},
+    )
+    .1;
+    assert_eq!(loose, lone);
+    assert!(
+        bound - lone > 150_000,
+        "bound {bound} ps, lone flow {lone} ps"
+    );
+}
