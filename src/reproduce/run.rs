@@ -344,7 +344,14 @@ fn run_sweep(
             ));
         }
     }
-    let col = match collect::collect(&dir) {
+    // A sweep kept as its collected tables only (a committed reproduction, its points
+    // removed) is evaluated from its runs.csv under `--no-run`.
+    let kept = o.no_run && !collect::has_points(&dir) && dir.join("runs.csv").is_file();
+    let collected = match kept {
+        true => collect::collect_runs_csv(&dir, &spec.varied_fields()),
+        false => collect::collect(&dir),
+    };
+    let col = match collected {
         Ok(col) => col,
         Err(e) => {
             let why = format!("sweep {}: {e:#}", spec.name);

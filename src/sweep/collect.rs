@@ -68,6 +68,64 @@ pub fn collect(dir: &Path) -> Result<Collected> {
     })
 }
 
+/// Re-reads a collected sweep from its `runs.csv` alone, for a folder whose point folders
+/// are gone (a committed reproduction keeps only `runs.csv` and `summary.csv`): the columns
+/// named in `varied` are the points' varied fields, every other column but `index` a
+/// scalar. The summary is recomputed exactly as from the points.
+pub fn collect_runs_csv(dir: &Path, varied: &[&str]) -> Result<Collected> {
+    let path = dir.join("runs.csv");
+    let ctx = || format!("{}: cannot read", path.display());
+    let mut r = csv::Reader::from_path(&path).with_context(ctx)?;
+    let header: Vec<String> = r
+        .headers()
+        .with_context(ctx)?
+        .iter()
+        .map(String::from)
+        .collect();
+    if header.first().map(String::as_str) != Some("index") {
+        bail!("{}: the first column is not `index`", path.display());
+    }
+    let mut rows = Vec::new();
+    for (line, rec) in r.records().enumerate() {
+        let rec = rec.with_context(ctx)?;
+        let index = rec[0].parse().map_err(|_| {
+            anyhow!(
+                "{}: row {}: index: not an integer",
+                path.display(),
+                line + 2
+            )
+        })?;
+        let (mut v, mut scalars) = (Vec::new(), Vec::new());
+        for (name, value) in header.iter().zip(rec.iter()).skip(1) {
+            let pair = (name.clone(), value.to_string());
+            match varied.contains(&name.as_str()) {
+                true => v.push(pair),
+                false => scalars.push(pair),
+            }
+        }
+        rows.push(Row {
+            index,
+            varied: v,
+            scalars,
+        });
+    }
+    rows.sort_by_key(|r| r.index);
+    Ok(Collected {
+        runs: runs_table(&rows),
+        summary: summary_table(&rows),
+        unfinished: Vec::new(),
+    })
+}
+
+/// Whether `dir` holds point folders (a sweep's output before its points were removed).
+pub fn has_points(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .filter_map(|e| e.ok())
+            .any(|e| e.path().join(POINT_FILE).is_file())
+    })
+}
+
 /// Writes `runs.csv` and `summary.csv` into `dir`.
 pub fn write(dir: &Path, c: &Collected) -> Result<()> {
     write_csv(&dir.join("runs.csv"), &c.runs)?;
@@ -304,6 +362,40 @@ pub fn mean_se(xs: &[f64]) -> (Option<f64>, Option<f64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sweep_reread_from_its_runs_csv_gives_the_same_tables() {
+        let row = |index, policy: &str, seed: &str, cct: &str| Row {
+            index,
+            varied: vec![
+                ("lb.policy".into(), policy.into()),
+                ("seed".into(), seed.into()),
+            ],
+            scalars: vec![
+                ("cct_ns".into(), cct.into()),
+                ("ended".into(), "completed".into()),
+            ],
+        };
+        let rows = vec![
+            row(0, "ofan", "1", "10.5"),
+            row(1, "ofan", "2", "11"),
+            row(2, "reps", "1", ""),
+            row(3, "reps", "2", "14"),
+        ];
+        let c = Collected {
+            runs: runs_table(&rows),
+            summary: summary_table(&rows),
+            unfinished: Vec::new(),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &c).unwrap();
+        assert!(!has_points(dir.path()));
+        let back = collect_runs_csv(dir.path(), &["lb.policy", "seed"]).unwrap();
+        assert_eq!((back.runs, back.summary), (c.runs, c.summary));
+        // Without `seed` among the varied fields the runs would not group: the split matters.
+        let wrong = collect_runs_csv(dir.path(), &["lb.policy"]).unwrap();
+        assert_ne!(wrong.summary, summary_table(&rows));
+    }
 
     #[test]
     fn mean_and_standard_error_by_hand() {
