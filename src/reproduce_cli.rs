@@ -27,8 +27,8 @@ pub struct ReproduceArgs {
     #[arg(long)]
     slurm: bool,
     /// Run nothing: evaluate the points already finished in OUT (a sweep with points left
-    /// is marked partial in the report; a sweep folder with no points but a runs.csv, as a
-    /// committed reproduction keeps, is evaluated from that runs.csv).
+    /// is marked partial in the report; a sweep folder with no points but a runs.csv and a
+    /// summary.csv, as a committed reproduction keeps, is evaluated from them).
     #[arg(long, conflicts_with = "slurm")]
     no_run: bool,
     /// Folder of the claims files.

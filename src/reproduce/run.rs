@@ -304,6 +304,35 @@ struct Ran {
     problems: Vec<String>,
 }
 
+/// The points' summed run time, from `runs.csv`'s `wall_s` column, if it has one.
+fn wall_seconds(runs: &collect::Table) -> Option<f64> {
+    let w = runs.header.iter().position(|h| h == "wall_s")?;
+    Some(
+        runs.rows
+            .iter()
+            .filter_map(|r| r[w].parse::<f64>().ok())
+            .sum(),
+    )
+}
+
+/// The points' summed run time from a summary's `wall_s_mean` × `wall_s_n`, for a kept sweep
+/// whose runs.csv was trimmed of `wall_s`.
+fn summary_wall_seconds(path: &std::path::Path) -> Option<f64> {
+    let mut r = csv::Reader::from_path(path).ok()?;
+    let h = r.headers().ok()?.clone();
+    let (mean, n) = (
+        h.iter().position(|c| c == "wall_s_mean")?,
+        h.iter().position(|c| c == "wall_s_n")?,
+    );
+    let cell = |rec: &csv::StringRecord, i: usize| rec.get(i)?.parse::<f64>().ok();
+    Some(
+        r.records()
+            .filter_map(|rec| rec.ok())
+            .filter_map(|rec| Some(cell(&rec, mean)? * cell(&rec, n)?))
+            .sum(),
+    )
+}
+
 /// Runs (unless `--no-run`) and collects one sweep of a paper; `step` is (this one, of all).
 fn run_sweep(
     c: &Chosen,
@@ -346,7 +375,10 @@ fn run_sweep(
     }
     // A sweep kept as its collected tables only (a committed reproduction, its points
     // removed) is evaluated from its runs.csv under `--no-run`.
-    let kept = o.no_run && !collect::has_points(&dir) && dir.join("runs.csv").is_file();
+    let kept = o.no_run
+        && !collect::has_points(&dir)
+        && dir.join("runs.csv").is_file()
+        && dir.join("summary.csv").is_file();
     let collected = match kept {
         true => collect::collect_runs_csv(&dir, &spec.varied_fields()),
         false => collect::collect(&dir),
@@ -368,15 +400,17 @@ fn run_sweep(
         ran.why_not.insert(key.to_string(), why);
         return Ok(());
     }
-    collect::write(&dir, &col)?;
-    let wall = col.runs.header.iter().position(|h| h == "wall_s");
-    let run_s = wall.map_or(0.0, |w| {
-        col.runs
-            .rows
-            .iter()
-            .filter_map(|r| r[w].parse::<f64>().ok())
-            .sum()
-    });
+    // A kept sweep's summary.csv is the one its points made (its runs.csv may keep fewer
+    // columns): it stays, and is what the claims read.
+    if !kept {
+        collect::write(&dir, &col)?;
+    }
+    let run_s = wall_seconds(&col.runs)
+        .or_else(|| {
+            kept.then(|| summary_wall_seconds(&dir.join("summary.csv")))
+                .flatten()
+        })
+        .unwrap_or(0.0);
     ran.sweeps.push(SweepCost {
         name: key.to_string(),
         points,

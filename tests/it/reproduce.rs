@@ -286,6 +286,43 @@ fn a_killed_reproduction_resumes_without_rerunning_finished_points() {
     assert_eq!(verdicts(&out)[0].1, "AGREES");
 }
 
+/// A committed reproduction keeps each sweep's runs.csv and summary.csv, not its points:
+/// `--no-run` evaluates such a folder as it evaluated the points, and reads the kept summary
+/// (here edited, to show that it is the one read).
+#[test]
+fn a_sweep_kept_as_its_tables_is_evaluated_without_its_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let cdir = toy(dir.path(), &claim("order", ORDER));
+    let out = dir.path().join("out");
+    assert!(reproduce(&cdir, &out, &[]).status.success());
+    let report = std::fs::read_to_string(out.join("report.csv")).unwrap();
+    let sweep = out.join("sweeps/toy-perm");
+    for (p, _) in done_times(&sweep) {
+        std::fs::remove_dir_all(p).unwrap();
+    }
+    let r = reproduce(&cdir, &out, &["--no-run"]);
+    assert!(r.status.success(), "{r:?}");
+    assert_eq!(
+        std::fs::read_to_string(out.join("report.csv")).unwrap(),
+        report
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("| perm | 4 of 4 |"), "{md}");
+    // Swap the two policies' rows' names in the kept summary: the order claim now fails.
+    let summary = std::fs::read_to_string(sweep.join("summary.csv")).unwrap();
+    let swapped = summary
+        .replace("ecmp", "@")
+        .replace("ofan", "ecmp")
+        .replace('@', "ofan");
+    std::fs::write(sweep.join("summary.csv"), swapped).unwrap();
+    assert!(reproduce(&cdir, &out, &["--no-run"]).status.success());
+    assert_eq!(verdicts(&out)[0].1, "DISAGREES");
+    // Without its summary.csv the folder is not a kept sweep: nothing to evaluate.
+    std::fs::remove_file(sweep.join("summary.csv")).unwrap();
+    assert!(reproduce(&cdir, &out, &["--no-run"]).status.success());
+    assert_eq!(verdicts(&out)[0].1, "NOT RUN");
+}
+
 #[test]
 fn the_shipped_claims_files_parse_and_every_size_of_every_sweep_is_a_valid_sweep() {
     let dir = repo("scenarios/reproduce/claims");
