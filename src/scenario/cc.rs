@@ -160,7 +160,8 @@ pub struct SwiftConfig {
     /// Largest window, in packets.
     #[schemars(range(min = 1))]
     pub max_cwnd_pkts: f64,
-    /// Initial window, in BDPs of the flow's path (as NSCC starts at its maximum).
+    /// Initial window, in BDPs of the flow's path (the Ofan reproduction sweeps use 1.5, where UEC
+    /// htsim's data-centre main starts its senders and NSCC always starts).
     #[schemars(extend("exclusiveMinimum" = 0))]
     pub init_cwnd_bdp: f64,
     /// After this many consecutive timeouts the window drops to min_cwnd.
