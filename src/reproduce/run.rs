@@ -318,17 +318,14 @@ fn wall_seconds(runs: &collect::Table) -> Option<f64> {
 /// The points' summed run time from a summary's `wall_s_mean` × `wall_s_n`, for a kept sweep
 /// whose runs.csv was trimmed of `wall_s`.
 fn summary_wall_seconds(path: &std::path::Path) -> Option<f64> {
-    let mut r = csv::Reader::from_path(path).ok()?;
-    let h = r.headers().ok()?.clone();
-    let (mean, n) = (
-        h.iter().position(|c| c == "wall_s_mean")?,
-        h.iter().position(|c| c == "wall_s_n")?,
-    );
-    let cell = |rec: &csv::StringRecord, i: usize| rec.get(i)?.parse::<f64>().ok();
+    let t = collect::read_csv(path).ok()?;
+    let col = |name: &str| t.header.iter().position(|c| c == name);
+    let (mean, n) = (col("wall_s_mean")?, col("wall_s_n")?);
+    let num = |r: &[String], i: usize| r[i].parse::<f64>().ok();
     Some(
-        r.records()
-            .filter_map(|rec| rec.ok())
-            .filter_map(|rec| Some(cell(&rec, mean)? * cell(&rec, n)?))
+        t.rows
+            .iter()
+            .filter_map(|r| Some(num(r, mean)? * num(r, n)?))
             .sum(),
     )
 }
@@ -374,7 +371,7 @@ fn run_sweep(
         }
     }
     // A sweep kept as its collected tables only (a committed reproduction, its points
-    // removed) is evaluated from its runs.csv under `--no-run`.
+    // removed) is evaluated under `--no-run` from its summary.csv, runs.csv giving the points.
     let kept = o.no_run
         && !collect::has_points(&dir)
         && dir.join("runs.csv").is_file()

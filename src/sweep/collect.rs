@@ -74,21 +74,13 @@ pub fn collect(dir: &Path) -> Result<Collected> {
 /// scalar. The summary is recomputed exactly as from the points.
 pub fn collect_runs_csv(dir: &Path, varied: &[&str]) -> Result<Collected> {
     let path = dir.join("runs.csv");
-    let ctx = || format!("{}: cannot read", path.display());
-    let mut r = csv::Reader::from_path(&path).with_context(ctx)?;
-    let header: Vec<String> = r
-        .headers()
-        .with_context(ctx)?
-        .iter()
-        .map(String::from)
-        .collect();
-    if header.first().map(String::as_str) != Some("index") {
+    let t = read_csv(&path)?;
+    if t.header.first().map(String::as_str) != Some("index") {
         bail!("{}: the first column is not `index`", path.display());
     }
     let mut rows = Vec::new();
-    for (line, rec) in r.records().enumerate() {
-        let rec = rec.with_context(ctx)?;
-        let index = rec[0].parse().map_err(|_| {
+    for (line, cells) in t.rows.iter().enumerate() {
+        let index = cells[0].parse().map_err(|_| {
             anyhow!(
                 "{}: row {}: index: not an integer",
                 path.display(),
@@ -96,8 +88,8 @@ pub fn collect_runs_csv(dir: &Path, varied: &[&str]) -> Result<Collected> {
             )
         })?;
         let (mut v, mut scalars) = (Vec::new(), Vec::new());
-        for (name, value) in header.iter().zip(rec.iter()).skip(1) {
-            let pair = (name.clone(), value.to_string());
+        for (name, value) in t.header.iter().zip(cells).skip(1) {
+            let pair = (name.clone(), value.clone());
             match varied.contains(&name.as_str()) {
                 true => v.push(pair),
                 false => scalars.push(pair),
@@ -130,6 +122,23 @@ pub fn has_points(dir: &Path) -> bool {
 pub fn write(dir: &Path, c: &Collected) -> Result<()> {
     write_csv(&dir.join("runs.csv"), &c.runs)?;
     write_csv(&dir.join("summary.csv"), &c.summary)
+}
+
+/// Reads a CSV file with a header row as a [`Table`] of text cells (what [`write`] wrote).
+pub fn read_csv(path: &Path) -> Result<Table> {
+    let ctx = || format!("{}: cannot read as CSV", path.display());
+    let mut r = csv::Reader::from_path(path).with_context(ctx)?;
+    let header = r
+        .headers()
+        .with_context(ctx)?
+        .iter()
+        .map(String::from)
+        .collect();
+    let mut rows = Vec::new();
+    for rec in r.records() {
+        rows.push(rec.with_context(ctx)?.iter().map(String::from).collect());
+    }
+    Ok(Table { header, rows })
 }
 
 fn write_csv(path: &Path, t: &Table) -> Result<()> {

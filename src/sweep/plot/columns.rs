@@ -2,7 +2,7 @@
 //! missing column or a cell that is not a number is one error line naming the file, column
 //! and row.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use std::path::{Path, PathBuf};
 
 pub struct CsvColumns {
@@ -13,22 +13,11 @@ pub struct CsvColumns {
 
 impl CsvColumns {
     pub fn read(path: &Path) -> Result<CsvColumns> {
-        let ctx = || format!("{}: cannot read as CSV", path.display());
-        let mut r = csv::Reader::from_path(path).with_context(ctx)?;
-        let header: Vec<String> = r
-            .headers()
-            .with_context(ctx)?
-            .iter()
-            .map(str::to_string)
-            .collect();
-        let mut rows = Vec::new();
-        for rec in r.records() {
-            rows.push(rec.with_context(ctx)?.iter().map(str::to_string).collect());
-        }
+        let t = crate::sweep::collect::read_csv(path)?;
         Ok(CsvColumns {
             path: path.to_path_buf(),
-            header,
-            rows,
+            header: t.header,
+            rows: t.rows,
         })
     }
 
