@@ -75,6 +75,10 @@ pub const NO_VIA: u32 = u32::MAX;
 /// stay far below this bit (at most the product of two tiers' uplink counts).
 pub const PINNED: u32 = 1 << 30;
 
+/// With [`PINNED`]: the background flow ends at its path's last switch, which absorbs its data
+/// packets (`workload.background[].ends = "switch"`).
+pub const PINNED_TO_SWITCH: u32 = 1 << 29;
+
 /// Whether `via` is a pinned path code.
 #[inline]
 pub fn is_pinned(via: u32) -> bool {

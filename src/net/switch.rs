@@ -209,6 +209,12 @@ impl Switch {
         } else if pkt.flags & flags::VALIANT_UP != 0 {
             crate::lb::valiant::route(&m.fabric, self.id, &mut pkt, now_ps)
         } else if crate::packet::is_pinned(pkt.via) && pkt.is_data() {
+            if pkt.via & crate::packet::PINNED_TO_SWITCH != 0
+                && m.fabric.peer(pkt.dst, 0, 0).0 == self.id
+            {
+                self.absorb_pinned(m, now_ps, in_port, &pkt, out, c);
+                return;
+            }
             let p = crate::workload::background::pinned_port(&m.fabric, self.id, pkt.dst, pkt.via);
             Route::Port(p)
         } else {
@@ -294,6 +300,40 @@ impl Switch {
         c.acks_sent += 1;
         c.nacks_sent += 1;
         self.on_arrive(m, now_ps, in_port, nack, out, c);
+    }
+
+    /// A background flow that ends here (`ends = "switch"`, paced transport): the data packet
+    /// counts as delivered and is answered with the ACK its receiver would send, from this
+    /// switch in its name.
+    #[cold]
+    fn absorb_pinned<S: Scheduler>(
+        &mut self,
+        m: &Model,
+        now_ps: u64,
+        in_port: u16,
+        data: &Packet,
+        out: &mut S,
+        c: &mut Counters,
+    ) {
+        debug_assert!(!data.is_trimmed(), "pinned packets are never trimmed");
+        c.data_delivered += 1;
+        c.payload_bytes_delivered += (data.size_bytes - m.header_bytes) as u64;
+        let echo = if data.ecn() { flags::ECN_ECHO } else { 0 };
+        let ack = Packet {
+            sent_ps: 0, // an ACK's SACK field: empty, as a paced receiver without state sends
+            flow_index: data.flow_index,
+            src: data.dst,
+            dst: data.src,
+            seq: data.seq,
+            ack: 0,
+            size_bytes: m.ack_bytes,
+            via: crate::packet::NO_VIA,
+            entropy: data.entropy,
+            kind: PacketKind::Ack,
+            flags: echo,
+        };
+        c.acks_sent += 1;
+        self.on_arrive(m, now_ps, in_port, ack, out, c);
     }
 
     #[cold]

@@ -1178,6 +1178,24 @@ pub struct BackgroundFlow {
     pub rate_gbps: f64,
     /// How long the flow is sent, from time 0, in µs. Unset: `workload.duration_us`.
     pub duration_us: Option<f64>,
+    /// Where the flow ends: `"host"` delivers it to `dst`; `"switch"` ends it at the last
+    /// switch of `path`, which absorbs each data packet and ACKs it for `dst`, so the flow
+    /// loads only its path's links (and `src`'s NIC), not `dst`'s last hop. `"switch"` needs
+    /// `host.cc = "none"` (a switch keeps no receiver state for a reliable transport).
+    #[serde(default)]
+    pub ends: BackgroundEnd,
+}
+
+/// Where a background flow ends (`workload.background[].ends`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BackgroundEnd {
+    /// At host `dst`, as any flow.
+    #[default]
+    Host,
+    /// At `dst`'s edge switch (the last of `path`): a fixed load on the path's links only,
+    /// as the PSP paper's fixed flow "along tor15-spine8-tor10", which names switches only.
+    Switch,
 }
 
 impl Default for WorkloadConfig {

@@ -1,8 +1,8 @@
 //! Semantic checks of a typed scenario. Each error names the dotted field path.
 
 use super::{
-    BufferBytes, BufferMode, CcKind, Destinations, EcnMode, LbPolicy, LossDetection, OperaConfig,
-    ReorderPaths, Scenario, TopologyKind, WorkloadKind, MAX_RACK_UPLINKS,
+    BackgroundEnd, BufferBytes, BufferMode, CcKind, Destinations, EcnMode, LbPolicy, LossDetection,
+    OperaConfig, ReorderPaths, Scenario, TopologyKind, WorkloadKind, MAX_RACK_UPLINKS,
 };
 use thiserror::Error;
 
@@ -396,7 +396,7 @@ impl Scenario {
     }
 
     /// `[[workload.background]]`: each flow's rate, a duration (its own or the workload's),
-    /// a path.
+    /// a path, and where it may end.
     fn validate_background(&self) -> Result<()> {
         let w = &self.workload;
         for (i, b) in w.background.iter().enumerate() {
@@ -412,6 +412,14 @@ impl Scenario {
             }
             if b.path.is_empty() {
                 bail_field!(field("path"), "must list the switches from src's to dst's");
+            }
+            if b.ends == BackgroundEnd::Switch && self.host.cc != CcKind::None {
+                bail_field!(
+                    field("ends"),
+                    "\"switch\" needs host.cc = \"none\" (a switch keeps no receiver state for a \
+                     reliable transport; got host.cc = \"{}\")",
+                    self.host.cc.name()
+                );
             }
         }
         Ok(())

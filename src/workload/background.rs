@@ -8,8 +8,8 @@
 //! whatever its own policy.
 
 use super::Flow;
-use crate::packet::PINNED;
-use crate::scenario::{FieldError, Scenario};
+use crate::packet::{PINNED, PINNED_TO_SWITCH};
+use crate::scenario::{BackgroundEnd, FieldError, Scenario};
 use crate::time::PS_PER_US;
 use crate::topology::{Fabric, NodeId, Route};
 
@@ -57,6 +57,10 @@ impl Background {
             let duration_us = b.duration_us.or(s.workload.duration_us).expect("validated");
             let duration_ps = (duration_us * PS_PER_US as f64).round() as u64;
             let packets = (duration_ps / gap_ps).clamp(1, u32::MAX as u64);
+            let ends = match b.ends {
+                BackgroundEnd::Host => 0,
+                BackgroundEnd::Switch => PINNED_TO_SWITCH,
+            };
             by_host.entry(b.src).or_default().push(Pinned {
                 flow: Flow {
                     src: b.src,
@@ -64,7 +68,7 @@ impl Background {
                     bytes: packets * s.packet.payload_bytes as u64,
                     start: super::Start::At(0),
                 },
-                via: code | PINNED,
+                via: code | PINNED | ends,
                 gap_ps,
             });
         }
@@ -139,14 +143,14 @@ pub fn walk(fabric: &Fabric, src: NodeId, dst: NodeId, code: u32) -> Vec<u32> {
     seen
 }
 
-/// The port a switch forwards a pinned packet with path code `code` (marker removed or not)
+/// The port a switch forwards a pinned packet with path code `code` (markers removed or not)
 /// on: the code's digit among its fault-free candidates.
 #[inline]
 pub fn pinned_port(fabric: &Fabric, n: NodeId, dst: NodeId, code: u32) -> u16 {
     match fabric.route_all(n, dst) {
         Route::Port(p) => p,
         Route::Choice(all) => {
-            let code = code & !PINNED;
+            let code = code & !(PINNED | PINNED_TO_SWITCH);
             let below = fabric.path_digit_divisor(fabric.tier(n));
             all.get(((code / below) % all.len() as u32) as u16)
         }
@@ -206,6 +210,7 @@ mod tests {
             path: vec![16],
             rate_gbps: 100.0,
             duration_us: None,
+            ends: BackgroundEnd::Host,
         }];
         let e = Background::build(&s, &f).unwrap_err();
         assert_eq!(e.field, "workload.background[0].dst");
@@ -222,6 +227,7 @@ mod tests {
             path: vec![32, 41, 39],
             rate_gbps: 200.0,
             duration_us: Some(10.0),
+            ends: BackgroundEnd::Host,
         }];
         let f = Fabric::build(&s);
         let bg = Background::build(&s, &f).unwrap();

@@ -4,7 +4,7 @@
 
 use crate::common::{results, run};
 use weft::scenario::{
-    BackgroundFlow, LbPolicy, LinkRateOverride, Scenario, TopologyKind, WorkloadKind,
+    BackgroundEnd, BackgroundFlow, LbPolicy, LinkRateOverride, Scenario, TopologyKind, WorkloadKind,
 };
 
 /// Leaf-spine k = 8 (hosts 0-31, leaves 32-39, spines 40-43; leaf ports 4-7 go to spines
@@ -39,6 +39,7 @@ fn slow_leaf(policy: LbPolicy, path: Vec<u32>, dir: &std::path::Path) -> Scenari
         path,
         rate_gbps: 200.0,
         duration_us: Some(5.0),
+        ..Default::default()
     }];
     s.validate().unwrap();
     s
@@ -94,4 +95,58 @@ fn background_flows_are_deterministic_across_threads_and_partitions() {
     for (threads, parts) in [(1, 4), (2, 3)] {
         assert_eq!(one, results(&s, threads, parts), "{threads} x {parts}");
     }
+}
+
+/// `ends = "switch"`: the last switch of the path absorbs the flow and ACKs it, so `dst`'s
+/// last hop never carries it. With leaf 39's port to host 31 at 1 Gb/s the flow delivered to
+/// the host crawls (29 frames of 33 µs); ended at leaf 39 it keeps its 200 Gb/s and every
+/// frame counts as delivered.
+#[test]
+fn a_flow_ended_at_its_switch_spares_the_receivers_last_hop() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = slow_leaf(LbPolicy::Psp, vec![32, 41, 39], dir.path());
+    s.topology.link_rates = vec![LinkRateOverride {
+        rate_gbps: 1.0,
+        node: Some(39),
+        port: Some(3),
+        ..Default::default()
+    }];
+    s.validate().unwrap();
+    let to_host = run(&s, 1, 1);
+    assert!(
+        to_host.metrics.fct_ns.max() > 25 * 33_000,
+        "through the slow last hop"
+    );
+    s.workload.background[0].ends = BackgroundEnd::Switch;
+    s.validate().unwrap();
+    let to_switch = run(&s, 1, 1);
+    assert_eq!(to_switch.flows_incomplete, 0);
+    let c = &to_switch.metrics.counters;
+    assert_eq!(
+        (c.data_sent, c.data_delivered),
+        (30, 30),
+        "29 frames and the matrix flow's"
+    );
+    assert!(to_switch.metrics.fct_ns.max() < 30_000);
+    // Deterministic when the absorbing leaf and the source sit in other partitions.
+    s.workload.kind = WorkloadKind::Continuous;
+    s.workload.file = None;
+    s.workload.message_bytes = 16_384;
+    s.workload.duration_us = Some(5.0);
+    s.workload.load = Some(0.8);
+    s.validate().unwrap();
+    let one = results(&s, 1, 1);
+    assert_eq!(one, results(&s, 2, 4));
+}
+
+/// A switch keeps no receiver state: `ends = "switch"` is refused with a reliable transport.
+#[test]
+fn a_flow_ended_at_a_switch_needs_the_paced_transport() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = slow_leaf(LbPolicy::Psp, vec![32, 41, 39], dir.path());
+    s.workload.background[0].ends = BackgroundEnd::Switch;
+    s.host.cc = weft::scenario::CcKind::Dctcp;
+    let e = s.validate().unwrap_err().to_string();
+    assert!(e.contains("workload.background[0].ends"), "{e}");
+    assert!(e.contains("host.cc"), "{e}");
 }

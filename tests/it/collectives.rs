@@ -123,6 +123,7 @@ fn a_ring_beside_a_background_flow() {
         path: vec![32, 40, 39],
         rate_gbps: 200.0,
         duration_us: Some(1.0),
+        ..Default::default()
     }];
     s.report.trace_hosts = vec![0, 5, 31];
     s.validate().unwrap();
