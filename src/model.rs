@@ -5,7 +5,7 @@
 use crate::lb::LbShared;
 use crate::metrics::rho_max::RhoMax;
 use crate::scenario::{
-    BufferBytes, BufferMode, CcKind, EcnMode, FieldError, ReorderPaths, Scenario,
+    BufferBytes, BufferMode, CcKind, EcnMode, FieldError, ReorderPaths, RhoSplit, Scenario,
     DEFAULT_SHARED_BUFFER_ALPHA,
 };
 use crate::time::{PS_PER_NS, PS_PER_US};
@@ -175,7 +175,11 @@ impl Model {
         check_valiant_intermediates(s, &fabric)?;
         // Solved only when it paces (large fabrics may not afford the LP).
         let rho_max = match fabric.has_failures() && s.failures.pace_at_rho_max {
-            true => Some(crate::metrics::rho_max::rho_max(&fabric, &workload)?),
+            true => Some(match s.failures.rho_split {
+                RhoSplit::Optimal => crate::metrics::rho_max::rho_max(&fabric, &workload)?,
+                RhoSplit::Even => crate::metrics::rho_max::rho_even(&fabric, &workload),
+                RhoSplit::EvenPaths => crate::metrics::rho_max::rho_even_paths(&fabric, &workload),
+            }),
             false => None,
         };
         // Paced hosts send at rho_max of the failure instance (the Ofan paper's set-up).

@@ -97,6 +97,82 @@ pub fn rho_max(fabric: &Fabric, workload: &Workload) -> Result<RhoMax> {
     })
 }
 
+/// `rho_max` when every switch splits what it forwards toward a destination equally over its
+/// valid next hops (`failures.rho_split = "even"`): the demands are pushed hop by hop, and the
+/// most loaded switch-to-switch link over its capacity bounds λ.
+pub fn rho_even(fabric: &Fabric, workload: &Workload) -> RhoMax {
+    let line_bps = fabric.link(0, 0).rate.bps as f64;
+    let (demand, host_cap) = demands(fabric, workload, line_bps);
+    let hosts_per_edge = fabric.num_hosts / fabric.subtree(0, 1).1;
+    let mut load: BTreeMap<u32, f64> = BTreeMap::new();
+    for (&(a, b), &d) in &demand {
+        let (src, dst) = (a * hosts_per_edge, b * hosts_per_edge);
+        let goal = fabric.peer(dst, 0, 0).0;
+        let mut stack = vec![(fabric.peer(src, 0, 0).0, d)];
+        while let Some((n, mass)) = stack.pop() {
+            if n == goal {
+                continue;
+            }
+            let mut follow = |p: u16, share: f64| {
+                *load.entry(fabric.port_id(n, p)).or_insert(0.0) += share;
+                stack.push((fabric.peer(n, p, 0).0, share));
+            };
+            match fabric.route(n, dst, 0) {
+                Route::Port(p) => follow(p, mass),
+                Route::Choice(c) => {
+                    let share = mass / c.len() as f64;
+                    c.iter().for_each(|p| follow(p, share));
+                }
+            }
+        }
+    }
+    RhoMax {
+        rho_max: rate_at(fabric, &load, line_bps).min(host_cap).min(1.0),
+        commodities: demand.len(),
+        paths: 0,
+    }
+}
+
+/// `rho_max` when every demand is split equally over its valid shortest paths
+/// (`failures.rho_split = "even_paths"`).
+pub fn rho_even_paths(fabric: &Fabric, workload: &Workload) -> RhoMax {
+    let line_bps = fabric.link(0, 0).rate.bps as f64;
+    let (demand, host_cap) = demands(fabric, workload, line_bps);
+    let mut load: BTreeMap<u32, f64> = BTreeMap::new();
+    let mut total = 0;
+    for (&(a, b), &d) in &demand {
+        let paths = edge_paths(fabric, a, b);
+        total += paths.len();
+        let share = d / paths.len() as f64;
+        for p in &paths {
+            for &l in p {
+                *load.entry(l).or_insert(0.0) += share;
+            }
+        }
+    }
+    RhoMax {
+        rho_max: rate_at(fabric, &load, line_bps).min(host_cap).min(1.0),
+        commodities: demand.len(),
+        paths: total,
+    }
+}
+
+/// The rate λ at which the most loaded link of `load` (per unit of λ, by link id) is full.
+fn rate_at(fabric: &Fabric, load: &BTreeMap<u32, f64>, line_bps: f64) -> f64 {
+    let mu = load
+        .iter()
+        .map(|(&l, &x)| {
+            let (n, p) = fabric.port_of_id(l);
+            x / (fabric.link(n, p).rate.bps as f64 / line_bps)
+        })
+        .fold(0.0f64, f64::max);
+    if mu > 0.0 {
+        1.0 / mu
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// Demand per (source edge, destination edge) in units of λ, and the bound host links put on
 /// λ.
 fn demands(fabric: &Fabric, w: &Workload, line_bps: f64) -> (BTreeMap<(u32, u32), f64>, f64) {
@@ -220,6 +296,18 @@ mod tests {
         assert!((solve(&s).rho_max - expect).abs() < 1e-9);
     }
 
+    /// All-to-all on the fat tree k = 4 with the two failures below.
+    fn two_failures() -> Scenario {
+        let mut s = Scenario::default();
+        s.topology.k = 4;
+        s.workload.kind = crate::scenario::WorkloadKind::AllToAll;
+        s.failures.links = vec![
+            FailedLink { node: 16, port: 3 },
+            FailedLink { node: 24, port: 2 },
+        ];
+        s
+    }
+
     /// Fat tree k = 4, edge 0 (node 16) loses its uplink to aggregation 1 (port 3) and
     /// aggregation 0 of pod 0 (node 24) loses its uplink to core 0 (port 2): edge 16's
     /// inter-pod traffic has one path (agg 24, core 1). Under all-to-all each host sends
@@ -232,14 +320,57 @@ mod tests {
     /// out-of-pod traffic via agg 25, whose core links carry 24/15·λ/2 each ≤ 1).
     #[test]
     fn fat_tree_two_failures_by_hand() {
+        let r = solve(&two_failures());
+        assert!((r.rho_max - 15.0 / 28.0).abs() < 1e-9, "{r:?}");
+    }
+
+    /// The same two failures under the even splits. Core 32 lost its only link into pod 0, so
+    /// everything for pod 0 enters through core 33 and aggregation 24, which also carries all
+    /// of edge 16's out-of-pod traffic (24/15 λ each way). Split per hop, edge 17 and every
+    /// other pod's edge send half of their pod-0 traffic through aggregation 24's side (12/15
+    /// λ): the link 24 -> 33 carries 36/15 λ, λ = 15/36. Split per path, that side holds 1 of
+    /// edge 17's 3 out-of-pod paths to any edge (one via core 33, two via cores 34 and 35):
+    /// 8/15 λ, so 32/15 λ and λ = 15/32. Both below the best split's 15/28.
+    #[test]
+    fn even_splits_of_the_two_failures_by_hand() {
+        let s = two_failures();
+        let fabric = Fabric::build(&s).with_failures(&s).unwrap();
+        let w = Workload::build(&s, &fabric).unwrap();
+        let hops = rho_even(&fabric, &w).rho_max;
+        assert!((hops - 15.0 / 36.0).abs() < 1e-9, "{hops}");
+        let paths = rho_even_paths(&fabric, &w).rho_max;
+        assert!((paths - 15.0 / 32.0).abs() < 1e-9, "{paths}");
+    }
+
+    /// No split beats the best one; without failures every split reaches line rate.
+    #[test]
+    fn even_splits_never_exceed_the_optimal_one() {
+        let mut below = 0;
+        for seed in 1..=6 {
+            let mut s = Scenario::default();
+            s.topology.k = 6;
+            s.seed = seed;
+            s.failures.link_probability = 0.08;
+            let Ok(fabric) = Fabric::build(&s).with_failures(&s) else {
+                continue; // a draw that disconnects two edges is refused
+            };
+            let w = Workload::build(&s, &fabric).unwrap();
+            let best = rho_max(&fabric, &w).unwrap().rho_max;
+            for r in [rho_even(&fabric, &w), rho_even_paths(&fabric, &w)] {
+                assert!(
+                    r.rho_max <= best + 1e-9,
+                    "seed {seed}: {} > {best}",
+                    r.rho_max
+                );
+                below += (r.rho_max < best - 1e-9) as u32;
+            }
+        }
+        assert!(below >= 2, "the draws should include uneven ones ({below})");
         let mut s = Scenario::default();
         s.topology.k = 4;
-        s.workload.kind = crate::scenario::WorkloadKind::AllToAll;
-        s.failures.links = vec![
-            FailedLink { node: 16, port: 3 },
-            FailedLink { node: 24, port: 2 },
-        ];
-        let r = solve(&s);
-        assert!((r.rho_max - 15.0 / 28.0).abs() < 1e-9, "{r:?}");
+        let fabric = Fabric::build(&s).with_failures(&s).unwrap();
+        let w = Workload::build(&s, &fabric).unwrap();
+        assert_eq!(rho_even(&fabric, &w).rho_max, 1.0);
+        assert_eq!(rho_even_paths(&fabric, &w).rho_max, 1.0);
     }
 }

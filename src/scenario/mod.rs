@@ -335,6 +335,24 @@ pub struct FailureConfig {
     /// a k = 32 permutation is over the limit); `results.rho_max` reports it. False: at
     /// `host.load`, not solved (`results.rho_max` null).
     pub pace_at_rho_max: bool,
+    /// How `rho_max` splits traffic over the valid shortest paths: `"optimal"` (the
+    /// max-concurrent-flow LP above) or `"even"` (every switch splits what it forwards toward a
+    /// destination equally over its valid next hops, as a per-hop spraying load balancer does;
+    /// then the most loaded link bounds the rate, at most the optimal one).
+    pub rho_split: RhoSplit,
+}
+
+/// How `rho_max` splits traffic over the valid paths (`failures.rho_split`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RhoSplit {
+    /// The best split: a maximum concurrent flow.
+    #[default]
+    Optimal,
+    /// An equal split over the valid next hops at every switch.
+    Even,
+    /// An equal split of every demand over its valid shortest paths.
+    EvenPaths,
 }
 
 impl Default for FailureConfig {
@@ -343,6 +361,7 @@ impl Default for FailureConfig {
             link_probability: 0.0,
             links: Vec::new(),
             pace_at_rho_max: true,
+            rho_split: RhoSplit::Optimal,
         }
     }
 }
