@@ -336,9 +336,10 @@ pub struct FailureConfig {
     /// `host.load`, not solved (`results.rho_max` null).
     pub pace_at_rho_max: bool,
     /// How `rho_max` splits traffic over the valid shortest paths: `"optimal"` (the
-    /// max-concurrent-flow LP above) or `"even"` (every switch splits what it forwards toward a
-    /// destination equally over its valid next hops, as a per-hop spraying load balancer does;
-    /// then the most loaded link bounds the rate, at most the optimal one).
+    /// max-concurrent-flow LP above), `"even"` (every switch splits what it forwards toward a
+    /// destination equally over its valid next hops, as a per-hop spraying load balancer does)
+    /// or `"even_paths"` (every demand equally over its valid paths); with an even split the
+    /// most loaded link bounds the rate, at most the optimal one.
     pub rho_split: RhoSplit,
 }
 
