@@ -19,6 +19,7 @@
 
 use super::racks::Racks;
 use super::regular_graph::{quality, RegularGraph};
+use super::shape::ShapeRules;
 use super::{Candidates, NodeId, Route, Wiring};
 use crate::rng::{stream, Purpose};
 use crate::scenario::FieldError;
@@ -172,8 +173,23 @@ impl Expander {
         })
     }
 
+    /// Two hosts whose racks are a diameter apart (the first such pair in rack order): the
+    /// fabric's longest path.
+    pub fn farthest_hosts(&self) -> (NodeId, NodeId) {
+        let (diameter, _) = quality(&self.dist);
+        let i = self
+            .dist
+            .iter()
+            .position(|&x| x == diameter)
+            .expect("racks");
+        let (a, b) = (i as u32 / self.rk.racks, i as u32 % self.rk.racks);
+        (a * self.rk.d, b * self.rk.d)
+    }
+}
+
+impl ShapeRules for Expander {
     #[inline]
-    pub fn route(&self, n: NodeId, dst: NodeId) -> Route<'_> {
+    fn route(&self, n: NodeId, dst: NodeId) -> Route<'_> {
         if let Some(p) = self.rk.downlink(n, dst) {
             return Route::Port(p);
         }
@@ -190,7 +206,7 @@ impl Expander {
     /// Every ToR-to-ToR port, whatever the destination (Valiant's climb; refused on
     /// expanders by validation, given for completeness).
     #[inline]
-    pub fn route_up(&self, _n: NodeId) -> Route<'static> {
+    fn route_up(&self, _n: NodeId) -> Route<'_> {
         Route::Choice(Candidates::Range {
             first: self.rk.d as u16,
             count: self.rk.u as u16,
@@ -199,39 +215,28 @@ impl Expander {
 
     /// Racks, at every level: the only subtrees a flat fabric has.
     #[inline]
-    pub fn subtree(&self, dst: NodeId, _level: u8) -> (u32, u32) {
+    fn subtree(&self, dst: NodeId, _level: u8) -> (u32, u32) {
         self.rk.subtree(dst)
     }
 
     /// 1 in one rack; 2 otherwise (no common switch: the ToR-to-ToR graph counts as the one
     /// level above the ToRs, as the spines of a leaf-spine).
-    pub fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
+    fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
         self.rk.lca_tier(a, b)
     }
 
     /// A rack: its ToR and its hosts, at any granularity (ToR-to-ToR links are cut).
-    pub fn group_of(&self, n: NodeId, _fine: bool) -> Option<u32> {
+    fn group_of(&self, n: NodeId, _fine: bool) -> Option<u32> {
         self.rk.group_of(n)
     }
-    pub fn num_groups(&self, _fine: bool) -> u32 {
+
+    fn num_groups(&self, _fine: bool) -> u32 {
         self.rk.racks
     }
-    /// ToR-to-ToR ports of a ToR.
-    pub fn tier_uplinks(&self, _t: u8) -> u16 {
-        self.rk.u as u16
-    }
 
-    /// Two hosts whose racks are a diameter apart (the first such pair in rack order): the
-    /// fabric's longest path.
-    pub fn farthest_hosts(&self) -> (NodeId, NodeId) {
-        let (diameter, _) = quality(&self.dist);
-        let i = self
-            .dist
-            .iter()
-            .position(|&x| x == diameter)
-            .expect("racks");
-        let (a, b) = (i as u32 / self.rk.racks, i as u32 % self.rk.racks);
-        (a * self.rk.d, b * self.rk.d)
+    /// ToR-to-ToR ports of a ToR.
+    fn tier_uplinks(&self, _t: u8) -> u16 {
+        self.rk.u as u16
     }
 }
 

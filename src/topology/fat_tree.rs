@@ -7,6 +7,7 @@
 //! `h..k` up (edge: up port h+a to agg a; agg: up port h+c to core (a, c)); core port p goes
 //! to pod p.
 
+use super::shape::ShapeRules;
 use super::{Candidates, NodeId, Route, Wiring};
 
 pub(super) const STAGES: &[&str] = &[
@@ -84,8 +85,42 @@ impl FatTree {
         }
     }
 
+    /// Edge group: edge switch (pod, e) with its hosts and aggregation switch (pod, e).
+    pub(super) fn edge_group_of(&self, n: NodeId) -> Option<u32> {
+        let h = self.h;
+        if n < self.e0 {
+            Some(n / h)
+        } else if n < self.a0 {
+            Some(n - self.e0)
+        } else if n < self.c0 {
+            Some(n - self.a0)
+        } else {
+            None
+        }
+    }
+
+    pub(super) fn pod_of(&self, n: NodeId) -> Option<u32> {
+        let h = self.h;
+        if n < self.e0 {
+            Some(n / (h * h))
+        } else if n < self.a0 {
+            Some((n - self.e0) / h)
+        } else if n < self.c0 {
+            Some((n - self.a0) / h)
+        } else {
+            None
+        }
+    }
+
+    /// The same fabric as PGFT(3; k/2, k/2, k; 1, k/2, k/2; 1, 1, 1).
+    pub(super) fn as_pgft(&self) -> super::pgft::Pgft {
+        super::pgft::Pgft::fat_tree(self.k)
+    }
+}
+
+impl ShapeRules for FatTree {
     #[inline]
-    pub(super) fn route(&self, n: NodeId, dst: NodeId) -> Route<'static> {
+    fn route(&self, n: NodeId, dst: NodeId) -> Route<'_> {
         let h = self.h;
         if n < self.a0 {
             let edge = n - self.e0;
@@ -114,7 +149,7 @@ impl FatTree {
 
     /// Every uplink of edge/aggregation (leaf) switch `n` (ports `h..2h`).
     #[inline]
-    pub(super) fn route_up(&self, _n: NodeId) -> Route<'static> {
+    fn route_up(&self, _n: NodeId) -> Route<'_> {
         Route::Choice(Candidates::Range {
             first: self.h as u16,
             count: self.h as u16,
@@ -124,7 +159,7 @@ impl FatTree {
     /// Index and count of the subtrees of height `level` that contain hosts: level 1 = edge
     /// switches, level 2 = pods.
     #[inline]
-    pub(super) fn subtree(&self, dst: NodeId, level: u8) -> (u32, u32) {
+    fn subtree(&self, dst: NodeId, level: u8) -> (u32, u32) {
         let h = self.h;
         match level {
             1 => (dst / h, self.k * h),
@@ -133,7 +168,7 @@ impl FatTree {
     }
 
     /// Tier of the lowest switches that are common ancestors of hosts `a` and `b`.
-    pub(super) fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
+    fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
         let h = self.h;
         if a / h == b / h {
             1
@@ -144,55 +179,25 @@ impl FatTree {
         }
     }
 
-    /// Edge group: edge switch (pod, e) with its hosts and aggregation switch (pod, e).
-    pub(super) fn edge_group_of(&self, n: NodeId) -> Option<u32> {
-        let h = self.h;
-        if n < self.e0 {
-            Some(n / h)
-        } else if n < self.a0 {
-            Some(n - self.e0)
-        } else if n < self.c0 {
-            Some(n - self.a0)
-        } else {
-            None
-        }
-    }
-
-    pub(super) fn pod_of(&self, n: NodeId) -> Option<u32> {
-        let h = self.h;
-        if n < self.e0 {
-            Some(n / (h * h))
-        } else if n < self.a0 {
-            Some((n - self.e0) / h)
-        } else if n < self.c0 {
-            Some((n - self.a0) / h)
-        } else {
-            None
-        }
-    }
-
-    pub(super) fn group_of(&self, n: NodeId, fine: bool) -> Option<u32> {
+    fn group_of(&self, n: NodeId, fine: bool) -> Option<u32> {
         if fine {
             self.edge_group_of(n)
         } else {
             self.pod_of(n)
         }
     }
+
     /// Pods (coarse) or edge groups (fine).
-    pub(super) fn num_groups(&self, fine: bool) -> u32 {
+    fn num_groups(&self, fine: bool) -> u32 {
         if fine {
             self.k * self.h
         } else {
             self.k
         }
     }
-    /// The same fabric as PGFT(3; k/2, k/2, k; 1, k/2, k/2; 1, 1, 1).
-    pub(super) fn as_pgft(&self) -> super::pgft::Pgft {
-        super::pgft::Pgft::fat_tree(self.k)
-    }
 
     /// Uplinks of a switch of tier `t` (1 = edge, 2 = aggregation).
-    pub(super) fn tier_uplinks(&self, _t: u8) -> u16 {
+    fn tier_uplinks(&self, _t: u8) -> u16 {
         self.h as u16
     }
 }

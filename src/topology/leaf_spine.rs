@@ -5,6 +5,7 @@
 //! Numbering (h = hosts per leaf): hosts `0..leaves*h`; leaves `L0 + l`; spines `S0 + s`.
 //! Leaf ports `0..h` down, `h + s` up to spine s; spine port l goes to leaf l.
 
+use super::shape::ShapeRules;
 use super::{Candidates, NodeId, Route, Wiring};
 
 pub(super) const STAGES: &[&str] = &["host_leaf", "leaf_spine", "spine_leaf", "leaf_host"];
@@ -62,8 +63,25 @@ impl LeafSpine {
         }
     }
 
+    pub(super) fn leaf_of(&self, n: NodeId) -> Option<u32> {
+        if n < self.l0 {
+            Some(n / self.h)
+        } else if n < self.s0 {
+            Some(n - self.l0)
+        } else {
+            None
+        }
+    }
+
+    /// The same fabric as PGFT(2; hosts per leaf, leaves; 1, spines; 1, 1).
+    pub(super) fn as_pgft(&self) -> super::pgft::Pgft {
+        super::pgft::Pgft::leaf_spine(self.leaves, self.spines, self.h)
+    }
+}
+
+impl ShapeRules for LeafSpine {
     #[inline]
-    pub(super) fn route(&self, n: NodeId, dst: NodeId) -> Route<'static> {
+    fn route(&self, n: NodeId, dst: NodeId) -> Route<'_> {
         let h = self.h;
         if n < self.s0 {
             if dst / h == n - self.l0 {
@@ -81,7 +99,7 @@ impl LeafSpine {
 
     /// Every uplink of leaf switch `n` (ports `h..h + spines`).
     #[inline]
-    pub(super) fn route_up(&self, _n: NodeId) -> Route<'static> {
+    fn route_up(&self, _n: NodeId) -> Route<'_> {
         Route::Choice(Candidates::Range {
             first: self.h as u16,
             count: self.spines as u16,
@@ -90,12 +108,12 @@ impl LeafSpine {
 
     /// Index and count of the subtrees of height `level` that contain hosts: leaves.
     #[inline]
-    pub(super) fn subtree(&self, dst: NodeId, _level: u8) -> (u32, u32) {
+    fn subtree(&self, dst: NodeId, _level: u8) -> (u32, u32) {
         (dst / self.h, self.leaves)
     }
 
     /// Tier of the lowest switches that are common ancestors of hosts `a` and `b`.
-    pub(super) fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
+    fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
         if a / self.h == b / self.h {
             1
         } else {
@@ -103,30 +121,17 @@ impl LeafSpine {
         }
     }
 
-    pub(super) fn leaf_of(&self, n: NodeId) -> Option<u32> {
-        if n < self.l0 {
-            Some(n / self.h)
-        } else if n < self.s0 {
-            Some(n - self.l0)
-        } else {
-            None
-        }
-    }
-
-    pub(super) fn group_of(&self, n: NodeId, _fine: bool) -> Option<u32> {
+    fn group_of(&self, n: NodeId, _fine: bool) -> Option<u32> {
         self.leaf_of(n)
     }
+
     /// Leaves, at any granularity.
-    pub(super) fn num_groups(&self, _fine: bool) -> u32 {
+    fn num_groups(&self, _fine: bool) -> u32 {
         self.leaves
-    }
-    /// The same fabric as PGFT(2; hosts per leaf, leaves; 1, spines; 1, 1).
-    pub(super) fn as_pgft(&self) -> super::pgft::Pgft {
-        super::pgft::Pgft::leaf_spine(self.leaves, self.spines, self.h)
     }
 
     /// Uplinks of a switch of tier `t` (1 = leaf).
-    pub(super) fn tier_uplinks(&self, _t: u8) -> u16 {
+    fn tier_uplinks(&self, _t: u8) -> u16 {
         self.spines as u16
     }
 }

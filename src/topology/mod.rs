@@ -8,7 +8,7 @@
 //! walks ([`Fabric::path`]), generic addressing for LB state ([`Fabric::subtree`],
 //! [`Fabric::lca_tier`], [`Fabric::tier_uplinks`]) and partition grouping
 //! ([`Fabric::group_of`]). A new topology is a new file implementing the same methods as
-//! `fat_tree.rs`, one variant of [`Shape`] and one line of the `dispatch!` macro below.
+//! `fat_tree.rs` (the trait `shape::ShapeRules`) and one line of `shapes!` in `shape.rs`.
 //!
 //! Invariants:
 //! - hosts are nodes `0..num_hosts` and have exactly one port (port 0, to their edge/leaf);
@@ -28,9 +28,11 @@ pub mod opera;
 pub mod pgft;
 mod racks;
 pub mod regular_graph;
+mod shape;
 
 pub use failures::contains;
 use failures::FailureRoutes;
+use shape::{Shape, ShapeRules};
 
 use crate::rng::{stream, Purpose};
 use crate::scenario::{FieldError, Scenario, TopologyKind};
@@ -108,29 +110,6 @@ pub enum Route<'a> {
     Port(u16),
     /// Any of these ports; the LB policy chooses.
     Choice(Candidates<'a>),
-}
-
-/// Topology-specific addressing and routing.
-#[derive(Clone, Debug)]
-enum Shape {
-    FatTree(fat_tree::FatTree),
-    LeafSpine(leaf_spine::LeafSpine),
-    Pgft(pgft::Pgft),
-    Opera(Box<opera::OperaFabric>),
-    Expander(Box<expander::Expander>),
-}
-
-/// Calls the same method on whichever shape the fabric is: the one place that lists them.
-macro_rules! dispatch {
-    ($self:expr, $s:ident => $call:expr) => {
-        match &$self.shape {
-            Shape::FatTree($s) => $call,
-            Shape::LeafSpine($s) => $call,
-            Shape::Pgft($s) => $call,
-            Shape::Opera($s) => $call,
-            Shape::Expander($s) => $call,
-        }
-    };
 }
 
 pub struct Fabric {
@@ -538,7 +517,7 @@ impl Fabric {
                 return Route::Choice(Candidates::List(valid));
             }
         }
-        dispatch!(self, s => s.route(n, dst))
+        self.shape.route(n, dst)
     }
 
     /// The failure-free route of switch `n` toward `dst`: rotations over all uplinks (Ofan's
@@ -546,7 +525,7 @@ impl Fabric {
     #[inline]
     pub fn route_all(&self, n: NodeId, dst: NodeId) -> Route<'_> {
         debug_assert!(!self.is_host(n));
-        dispatch!(self, s => s.route(n, dst))
+        self.shape.route(n, dst)
     }
 
     /// The highest tier (3: fat-tree cores, 2: leaf-spine spines, 1: expander ToRs).
@@ -560,7 +539,7 @@ impl Fabric {
     #[inline]
     pub fn route_up(&self, n: NodeId, _now_ps: u64) -> Route<'_> {
         debug_assert!(!self.is_host(n) && self.tier(n) < self.top_tier);
-        dispatch!(self, s => s.route_up(n))
+        self.shape.route_up(n)
     }
 
     /// Index and count of the subtrees of height `level` (1 = one edge/leaf switch and its
@@ -568,13 +547,13 @@ impl Fabric {
     /// by destination (Ofan) uses this at a switch of tier `level`.
     #[inline]
     pub fn subtree(&self, dst: NodeId, level: u8) -> (u32, u32) {
-        dispatch!(self, s => s.subtree(dst, level))
+        self.shape.subtree(dst, level)
     }
 
     /// Tier of the lowest switches that are common ancestors of hosts `a` and `b` (1: the
     /// same edge/leaf switch).
     pub fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
-        dispatch!(self, s => s.lca_tier(a, b))
+        self.shape.lca_tier(a, b)
     }
 
     /// What a switch of tier `tier` divides a path code by before taking it modulo its
@@ -586,7 +565,7 @@ impl Fabric {
 
     /// Uplinks of every switch of tier `t` below the top (the same for the whole tier).
     pub fn tier_uplinks(&self, t: u8) -> u16 {
-        dispatch!(self, s => s.tier_uplinks(t))
+        self.shape.tier_uplinks(t)
     }
 
     /// A shortest path from host `src` to host `dst` as (node, output port) hops, taking the
@@ -616,10 +595,10 @@ impl Fabric {
     /// groups split a pod into its edge switches, each with its hosts and the aggregation
     /// switch of the same index.
     pub fn group_of(&self, n: NodeId, fine: bool) -> Option<u32> {
-        dispatch!(self, s => s.group_of(n, fine))
+        self.shape.group_of(n, fine)
     }
     pub fn num_groups(&self, fine: bool) -> u32 {
-        dispatch!(self, s => s.num_groups(fine))
+        self.shape.num_groups(fine)
     }
     /// What one fine group is called in messages.
     pub fn group_unit(&self) -> &'static str {

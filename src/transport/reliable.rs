@@ -30,7 +30,7 @@
 //! - **Pull credit** (`host.cc = "ndp"` only, `ndp.rs`): a packet also needs a credit from
 //!   the initial window, a pull or the timer.
 
-use super::cc::{AckSignal, Cc, LossKind, LossSignal, NackSignal};
+use super::cc::{AckSignal, Cc, CongestionControl, LossKind, LossSignal, NackSignal};
 use super::ndp::PullCredit;
 use super::AckInfo;
 use crate::scenario::{LossDetection, ReorderPaths};

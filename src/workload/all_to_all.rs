@@ -2,10 +2,34 @@
 //! h's flow i goes to h + 1 + i (mod n), so the round-robin NIC scheduler does not start every
 //! host on the same destination. Flows are computed on demand, never tabulated.
 
+use super::generator::Generator;
 use super::Flow;
 
+/// `hosts` hosts, each sending `bytes` to every other one.
+pub(crate) struct AllToAll {
+    pub(crate) hosts: u32,
+    pub(crate) bytes: u64,
+}
+
+impl Generator for AllToAll {
+    #[inline]
+    fn flows_of(&self, _h: u32) -> u32 {
+        self.hosts - 1
+    }
+    #[inline]
+    fn flow(&self, h: u32, i: u32) -> Flow {
+        flow(self.hosts, self.bytes, h, i)
+    }
+    fn kind_name(&self) -> &'static str {
+        "all_to_all"
+    }
+    fn bytes_of(&self, _h: u32) -> u64 {
+        (self.hosts as u64 - 1) * self.bytes
+    }
+}
+
 #[inline]
-pub(super) fn flow(hosts: u32, bytes: u64, h: u32, i: u32) -> Flow {
+fn flow(hosts: u32, bytes: u64, h: u32, i: u32) -> Flow {
     debug_assert!(i + 1 < hosts);
     Flow {
         src: h,

@@ -8,6 +8,7 @@
 //! shuffle are the same flows as in a run of either alone. The merge costs 4 bytes per flow
 //! (1.7 MB for the 648-host shuffle), which is why it is not used for the plain shuffle.
 
+use super::generator::Generator;
 use super::poisson::Poisson;
 use super::shuffle::Shuffle;
 use super::Flow;
@@ -62,20 +63,22 @@ impl Combined {
         }
     }
 
-    #[inline]
-    pub fn flows_of(&self, h: u32) -> u32 {
-        (self.first[h as usize + 1] - self.first[h as usize]) as u32
-    }
-
     /// Which part flow `i` of host `h` is (true: the shuffle) and its index there.
     #[inline]
     fn part(&self, h: u32, i: u32) -> (bool, u32) {
         let e = self.order[self.first[h as usize] + i as usize];
         (e & SHUFFLE_BIT != 0, e & !SHUFFLE_BIT)
     }
+}
+
+impl Generator for Combined {
+    #[inline]
+    fn flows_of(&self, h: u32) -> u32 {
+        (self.first[h as usize + 1] - self.first[h as usize]) as u32
+    }
 
     #[inline]
-    pub fn flow(&self, h: u32, i: u32) -> Flow {
+    fn flow(&self, h: u32, i: u32) -> Flow {
         match self.part(h, i) {
             (true, j) => self.shuffle.flow(h, j),
             (false, j) => self.poisson.flow(h, j),
@@ -83,21 +86,27 @@ impl Combined {
     }
 
     #[inline]
-    pub fn phase_of(&self, h: u32, i: u32) -> u8 {
-        match self.part(h, i).0 {
+    fn phase_of(&self, h: u32, i: u32) -> Option<u8> {
+        Some(match self.part(h, i).0 {
             true => SHUFFLE_PHASE,
             false => POISSON_PHASE,
-        }
+        })
     }
 
     /// The application's bulk tag of flow `i` of host `h`: the shuffle's, none for Poisson.
     #[inline]
-    pub fn bulk_tag(&self, h: u32, i: u32) -> Option<bool> {
+    fn bulk_tag(&self, h: u32, i: u32) -> Option<bool> {
         self.part(h, i).0.then_some(self.shuffle.bulk).flatten()
     }
 
-    pub fn bytes_of(&self, h: u32) -> u64 {
+    fn bytes_of(&self, h: u32) -> u64 {
         self.poisson.bytes_of(h) + self.shuffle.flows_of(h) as u64 * self.shuffle.bytes
+    }
+    fn kind_name(&self) -> &'static str {
+        "poisson+shuffle"
+    }
+    fn phase_names(&self) -> &[String] {
+        &self.phases
     }
 }
 

@@ -10,11 +10,12 @@
 //!
 //! Flows are computed on demand from (seed, host, index), so nothing O(flows) is stored.
 
+use super::generator::Generator;
 use super::Flow;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Continuous {
+pub(crate) struct Continuous {
     /// Group (pod or leaf) of every host.
     pub group: Vec<u32>,
     pub bytes: u64,
@@ -34,11 +35,20 @@ fn splitmix64(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-impl Continuous {
+impl Generator for Continuous {
+    fn flows_of(&self, _h: u32) -> u32 {
+        self.count
+    }
+    fn kind_name(&self) -> &'static str {
+        "continuous"
+    }
+    fn bytes_of(&self, _h: u32) -> u64 {
+        self.count as u64 * self.bytes
+    }
     /// Message `i` of host `h`: its destination is drawn by hashing (seed, h, i, attempt)
     /// until it lands in another group (a few attempts: every group holds at most half the
     /// hosts).
-    pub fn flow(&self, h: u32, i: u32) -> Flow {
+    fn flow(&self, h: u32, i: u32) -> Flow {
         let n = self.group.len() as u64;
         if let Some(g) = self.shift_group {
             let g = g as u64;

@@ -126,6 +126,7 @@ fn nvlink_bytes(s: &Scenario, gpus: u32, shape: &Steps, steps_per_layer: u32) ->
 mod tests {
     use super::*;
     use crate::scenario::{load_scenario_str, WorkloadKind};
+    use crate::workload::generator::Generator;
 
     fn scenario(model: &str, gpus: u32) -> Scenario {
         let toml = format!(

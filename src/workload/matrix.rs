@@ -8,6 +8,7 @@
 //! ```
 //! `start` is in picoseconds and `size` in bytes. Every error names the file and line.
 
+use super::generator::Generator;
 use super::{Flow, Start};
 use anyhow::{anyhow, bail, Result};
 use serde::{Deserialize, Serialize};
@@ -101,13 +102,13 @@ pub(crate) fn parse(text: &str, num_hosts: u32, max_bytes: u64) -> Result<Vec<Fl
 /// Explicit flows grouped by source host, each host's sorted by start time (ties in file
 /// order): host h's flows are `flows[host_start[h]..host_start[h + 1]]`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct FlowTable {
+pub(crate) struct FlowTable {
     flows: Vec<Flow>,
     host_start: Vec<u64>,
 }
 
 impl FlowTable {
-    pub fn new(mut flows: Vec<Flow>, num_hosts: u32) -> FlowTable {
+    pub(crate) fn new(mut flows: Vec<Flow>, num_hosts: u32) -> FlowTable {
         // Stable: equal (src, start) keep their order.
         // Table flows start at fixed times (dependencies are the generators' for now).
         flows.sort_by_key(|f| (f.src, f.start_at_ps().expect("table flows start at a time")));
@@ -125,16 +126,19 @@ impl FlowTable {
         }
         FlowTable { flows, host_start }
     }
+}
+
+impl Generator for FlowTable {
     #[inline]
-    pub fn flows_of(&self, h: u32) -> u32 {
+    fn flows_of(&self, h: u32) -> u32 {
         (self.host_start[h as usize + 1] - self.host_start[h as usize]) as u32
     }
     #[inline]
-    pub fn flow(&self, h: u32, i: u32) -> Flow {
+    fn flow(&self, h: u32, i: u32) -> Flow {
         self.flows[(self.host_start[h as usize] + i as u64) as usize]
     }
-    pub fn all(&self) -> impl Iterator<Item = &Flow> {
-        self.flows.iter()
+    fn kind_name(&self) -> &'static str {
+        "matrix"
     }
 }
 

@@ -26,6 +26,7 @@ pub mod combined;
 mod continuous;
 pub mod deps;
 pub mod fsdp2;
+mod generator;
 pub(crate) mod matrix;
 pub mod moe;
 pub mod moe_trace;
@@ -45,6 +46,7 @@ use crate::rng::{stream, Purpose};
 use crate::scenario::{Destinations, Scenario, WorkloadKind};
 use crate::topology::Fabric;
 use anyhow::Result;
+use generator::{Base, Generator};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Flow {
@@ -80,40 +82,20 @@ pub fn max_flow_bytes(s: &Scenario) -> u64 {
     s.packet.payload_bytes as u64 * u32::MAX as u64
 }
 
-pub enum Workload {
-    /// Host h sends `bytes` to `dst[h]` at time 0.
-    Permutation { dst: Vec<u32>, bytes: u64 },
-    /// Every host sends `bytes` to every other host at time 0; host h's i-th flow goes to
-    /// h + 1 + i (mod n), so the round-robin NIC does not start every host on one destination.
-    AllToAll { hosts: u32, bytes: u64 },
-    /// Explicit flows, grouped by source host and sorted by start time.
-    Table(matrix::FlowTable),
-    /// Back-to-back messages to random hosts of other groups at an offered load.
-    Continuous(continuous::Continuous),
-    /// Poisson arrivals of flows sized from a CDF, to hosts of other racks (`poisson.rs`).
-    Poisson(poisson::Poisson),
-    /// Every host to every host of other racks (`shuffle.rs`).
-    Shuffle(shuffle::Shuffle),
-    /// Poisson flows and a shuffle, merged per host by start time (`combined.rs`).
-    Combined(Box<combined::Combined>),
-    /// Ring collectives: every step waits for the previous step's chunk (`ring.rs`).
-    Ring(ring::Ring),
-    /// All-to-all(-v) over a host list (`pairwise.rs`).
-    Pairwise(pairwise::Pairwise),
-    /// MoE dispatch then combine within expert-parallel groups (`moe.rs`).
-    Moe(moe::Moe),
-    /// Another workload with background flows pinned to paths (`background.rs`); a host's
-    /// background flows come first.
-    WithBackground(Box<Workload>, background::Background),
+/// A scenario's traffic: its generator ([`generator::Base`]) and the background flows
+/// pinned to paths, which come first among a host's flows (`background.rs`).
+pub struct Workload {
+    base: generator::Base,
+    background: Option<Box<background::Background>>,
 }
 
 impl Workload {
     pub fn build(s: &Scenario, fabric: &Fabric) -> Result<Workload> {
         let base = Workload::build_base(s, fabric)?;
         let bg = background::Background::build(s, fabric)?;
-        let w = match bg.is_empty() {
-            true => base,
-            false => Workload::WithBackground(Box::new(base), bg),
+        let w = Workload {
+            base,
+            background: (!bg.is_empty()).then(|| Box::new(bg)),
         };
         let hosts = fabric.num_hosts;
         if w.has_triggers() && w.total_flows(hosts) <= deps::CHECKED_FLOWS {
@@ -122,7 +104,7 @@ impl Workload {
         Ok(w)
     }
 
-    fn build_base(s: &Scenario, fabric: &Fabric) -> Result<Workload> {
+    fn build_base(s: &Scenario, fabric: &Fabric) -> Result<Base> {
         let num_hosts = fabric.num_hosts;
         Ok(match s.workload.kind {
             WorkloadKind::Permutation => {
@@ -136,15 +118,15 @@ impl Workload {
                 } else {
                     permutation::derangement(num_hosts, &mut rng)
                 };
-                Workload::Permutation {
+                Base::Permutation(permutation::Permutation {
                     dst,
                     bytes: s.workload.message_bytes,
-                }
+                })
             }
-            WorkloadKind::AllToAll => Workload::AllToAll {
+            WorkloadKind::AllToAll => Base::AllToAll(all_to_all::AllToAll {
                 hosts: num_hosts,
                 bytes: s.workload.message_bytes,
-            },
+            }),
             WorkloadKind::Matrix => {
                 let file = s
                     .workload
@@ -152,11 +134,11 @@ impl Workload {
                     .as_ref()
                     .expect("validated: matrix has a file");
                 let flows = matrix::read(&s.base_dir.join(file), num_hosts, max_flow_bytes(s))?;
-                Workload::from_flows(flows, num_hosts)
+                Base::Table(matrix::FlowTable::new(flows, num_hosts))
             }
-            WorkloadKind::Continuous => Workload::Continuous(continuous(s, fabric)),
+            WorkloadKind::Continuous => Base::Continuous(continuous(s, fabric)),
             WorkloadKind::Poisson => match &s.workload.with_shuffle {
-                None => Workload::Poisson(poisson(s, fabric)?),
+                None => Base::Poisson(poisson(s, fabric)?),
                 Some(ws) => {
                     let mut sh = shuffle::Shuffle::new(
                         &racks(fabric),
@@ -168,7 +150,7 @@ impl Workload {
                     sh.start_ps = us_to_ps(ws.start_us);
                     sh.bulk = ws.bulk;
                     let c = combined::Combined::new(poisson(s, fabric)?, sh, num_hosts);
-                    Workload::Combined(Box::new(c))
+                    Base::Combined(Box::new(c))
                 }
             },
             WorkloadKind::Shuffle => {
@@ -178,7 +160,7 @@ impl Workload {
                     shuffle::Shuffle::new(&racks(fabric), w.message_bytes, stagger_ps, s.seed)
                         .map_err(|e| anyhow::anyhow!("workload.kind: \"shuffle\" {e}"))?;
                 sh.bulk = w.bulk;
-                Workload::Shuffle(sh)
+                Base::Shuffle(sh)
             }
             WorkloadKind::HotRack | WorkloadKind::Skew => {
                 let (w, rng) = (&s.workload, &mut stream(s.seed, 0, Purpose::Workload));
@@ -194,190 +176,113 @@ impl Workload {
                     ),
                 }
                 .map_err(|e| anyhow::anyhow!("workload.kind: {:?} {e}", w.kind))?;
-                Workload::from_flows(flows, num_hosts)
+                Base::Table(matrix::FlowTable::new(flows, num_hosts))
             }
-            WorkloadKind::Ring => Workload::Ring(ring::Ring::build(s, num_hosts)?),
-            WorkloadKind::Pairwise => Workload::Pairwise(pairwise::Pairwise::build(s, num_hosts)?),
-            WorkloadKind::Fsdp2 => Workload::Ring(fsdp2::build(s, num_hosts)?),
-            WorkloadKind::Moe => Workload::Moe(moe::build(s, num_hosts)?),
+            WorkloadKind::Ring => Base::Ring(ring::Ring::build(s, num_hosts)?),
+            WorkloadKind::Pairwise => Base::Pairwise(pairwise::Pairwise::build(s, num_hosts)?),
+            WorkloadKind::Fsdp2 => Base::Ring(fsdp2::build(s, num_hosts)?),
+            WorkloadKind::Moe => Base::Moe(moe::build(s, num_hosts)?),
         })
     }
 
     /// A workload of explicit flows (any order; they are grouped by source and start time).
     pub fn from_flows(flows: Vec<Flow>, num_hosts: u32) -> Workload {
-        Workload::Table(matrix::FlowTable::new(flows, num_hosts))
+        Workload {
+            base: Base::Table(matrix::FlowTable::new(flows, num_hosts)),
+            background: None,
+        }
+    }
+
+    /// Host `h`'s background flows (its first flows; empty without background).
+    #[inline]
+    fn background_of(&self, h: u32) -> &[background::Pinned] {
+        self.background.as_ref().map_or(&[], |bg| bg.of(h))
+    }
+
+    /// Flow `i` of host `h` as an index of the generator's flows of `h`, if it is one.
+    #[inline]
+    fn base_index(&self, h: u32, i: u32) -> Option<u32> {
+        i.checked_sub(self.background_of(h).len() as u32)
     }
 
     /// Number of flows host `h` sends.
     #[inline]
     pub fn flows_of(&self, h: u32) -> u32 {
-        match self {
-            Workload::Permutation { .. } => 1,
-            Workload::AllToAll { hosts, .. } => hosts - 1,
-            Workload::Table(t) => t.flows_of(h),
-            Workload::Continuous(c) => c.count,
-            Workload::Poisson(p) => p.flows_of(h),
-            Workload::Shuffle(w) => w.flows_of(h),
-            Workload::Combined(c) => c.flows_of(h),
-            Workload::Ring(r) => r.flows_of(h),
-            Workload::Pairwise(p) => p.flows_of(h),
-            Workload::Moe(m) => m.flows_of(h),
-            Workload::WithBackground(w, bg) => bg.of(h).len() as u32 + w.flows_of(h),
-        }
+        self.background_of(h).len() as u32 + self.base.flows_of(h)
     }
 
     /// The background flow that flow `i` of host `h` is, if it is one.
     #[inline]
     pub fn pinned(&self, h: u32, i: u32) -> Option<&background::Pinned> {
-        match self {
-            Workload::WithBackground(_, bg) => bg.of(h).get(i as usize),
-            _ => None,
-        }
+        self.background_of(h).get(i as usize)
     }
 
     /// Flow `i` of host `h` (`i < flows_of(h)`).
     #[inline]
     pub fn flow(&self, h: u32, i: u32) -> Flow {
         debug_assert!(i < self.flows_of(h));
-        match self {
-            Workload::Permutation { dst, bytes } => Flow {
-                src: h,
-                dst: dst[h as usize],
-                bytes: *bytes,
-                start: Start::At(0),
-            },
-            Workload::AllToAll { hosts, bytes } => all_to_all::flow(*hosts, *bytes, h, i),
-            Workload::Table(t) => t.flow(h, i),
-            Workload::Continuous(c) => c.flow(h, i),
-            Workload::Poisson(p) => p.flow(h, i),
-            Workload::Shuffle(w) => w.flow(h, i),
-            Workload::Combined(c) => c.flow(h, i),
-            Workload::Ring(r) => r.flow(h, i),
-            Workload::Pairwise(p) => p.flow(h, i),
-            Workload::Moe(m) => m.flow(h, i),
-            Workload::WithBackground(w, bg) => match bg.of(h).get(i as usize) {
-                Some(p) => p.flow,
-                None => w.flow(h, i - bg.of(h).len() as u32),
-            },
+        match self.base_index(h, i) {
+            Some(j) => self.base.flow(h, j),
+            None => self.background_of(h)[i as usize].flow,
         }
     }
 
     /// The names of the workload's phases, in order (collectives; empty for the others).
     pub fn phase_names(&self) -> &[String] {
-        match self {
-            Workload::Ring(r) => &r.phases,
-            Workload::Pairwise(p) => &p.phases,
-            Workload::Moe(m) => &m.phases,
-            Workload::Combined(c) => &c.phases,
-            Workload::WithBackground(w, _) => w.phase_names(),
-            _ => &[],
-        }
+        self.base.phase_names()
     }
 
     /// The phase (an index into [`Workload::phase_names`]) of flow `i` of host `h`, if it
     /// belongs to one (background flows do not).
     #[inline]
     pub fn phase_of(&self, h: u32, i: u32) -> Option<u8> {
-        match self {
-            Workload::Ring(r) => Some(r.phase_of(i)),
-            Workload::Pairwise(_) => Some(0),
-            Workload::Moe(m) => Some(m.phase_of(h, i)),
-            Workload::Combined(c) => Some(c.phase_of(h, i)),
-            Workload::WithBackground(w, bg) => {
-                let skip = bg.of(h).len() as u32;
-                (i >= skip).then(|| w.phase_of(h, i - skip)).flatten()
-            }
-            _ => None,
-        }
+        self.base_index(h, i).and_then(|j| self.base.phase_of(h, j))
     }
 
     /// The application's tag of flow `i` of host `h` on Opera: bulk (Some(true)) or
     /// low-latency (Some(false)); None: `topology.opera.bulk_cutoff_bytes` decides.
     #[inline]
     pub fn bulk_tag(&self, h: u32, i: u32) -> Option<bool> {
-        match self {
-            Workload::Shuffle(w) => w.bulk,
-            Workload::Combined(c) => c.bulk_tag(h, i),
-            Workload::WithBackground(w, bg) => {
-                let skip = bg.of(h).len() as u32;
-                (i >= skip).then(|| w.bulk_tag(h, i - skip)).flatten()
-            }
-            _ => None,
-        }
+        self.base_index(h, i).and_then(|j| self.base.bulk_tag(h, j))
     }
 
     /// Whether any flow starts on a trigger ([`Start::After`]): hosts then track which
     /// incoming flows have fully arrived.
     pub fn has_triggers(&self) -> bool {
-        match self {
-            Workload::Ring(_) | Workload::Moe(_) => true,
-            Workload::WithBackground(w, _) => w.has_triggers(),
-            _ => false,
-        }
+        self.base.has_triggers()
+    }
+
+    /// The id of the generator's flow `base` (indexed among its source's generated flows)
+    /// among all the source's flows.
+    fn shifted(&self, base: FlowId) -> FlowId {
+        let src = crate::packet::flow_src(base);
+        let shift = self.background_of(src).len() as u32;
+        crate::packet::flow_id(src, crate::packet::flow_index(base) + shift)
     }
 
     /// Calls `f` with each dependency of flow `i` of host `h` (none for a fixed start). Every
     /// dependency is a flow whose destination is `h`.
     pub fn for_each_dep(&self, h: u32, i: u32, mut f: impl FnMut(FlowId)) {
-        self.for_each_dep_dyn(h, i, &mut f)
-    }
-
-    fn for_each_dep_dyn(&self, h: u32, i: u32, f: &mut dyn FnMut(FlowId)) {
-        match self {
-            Workload::Ring(r) => r.for_each_dep(h, i, f),
-            Workload::Moe(m) => m.for_each_dep(h, i, f),
-            Workload::WithBackground(w, bg) => {
-                let skip = bg.of(h).len() as u32;
-                if i >= skip {
-                    w.for_each_dep_dyn(h, i - skip, &mut |d| {
-                        let src = crate::packet::flow_src(d);
-                        let shift = bg.of(src).len() as u32;
-                        f(crate::packet::flow_id(
-                            src,
-                            crate::packet::flow_index(d) + shift,
-                        ))
-                    });
-                }
-            }
-            _ => {}
+        if let Some(j) = self.base_index(h, i) {
+            self.base.for_each_dep(h, j, &mut |d| f(self.shifted(d)));
         }
     }
 
     /// Number of dependencies of flow `i` of host `h`.
     pub fn dep_count(&self, h: u32, i: u32) -> u32 {
-        match self {
-            // A combine flow has as many dependencies as its GPU has dispatch senders:
-            // counted from the matrix, not by listing them at every arrival.
-            Workload::Moe(m) => m.dep_count(h, i),
-            _ => {
-                let mut n = 0;
-                self.for_each_dep(h, i, |_| n += 1);
-                n
-            }
-        }
+        self.base_index(h, i)
+            .map_or(0, |j| self.base.dep_count(h, j))
     }
 
     /// Calls `f` with the index, at the flow's destination host, of each flow that depends
     /// on flow `id` (the inverse of [`Workload::for_each_dep`]).
     pub fn for_each_dependent(&self, id: FlowId, mut f: impl FnMut(u32)) {
-        self.for_each_dependent_dyn(id, &mut f)
-    }
-
-    fn for_each_dependent_dyn(&self, id: FlowId, f: &mut dyn FnMut(u32)) {
-        match self {
-            Workload::Ring(r) => r.for_each_dependent(id, f),
-            Workload::Moe(m) => m.for_each_dependent(id, f),
-            Workload::WithBackground(w, bg) => {
-                let (src, i) = (crate::packet::flow_src(id), crate::packet::flow_index(id));
-                let skip = bg.of(src).len() as u32;
-                if i >= skip {
-                    let dst = w.flow(src, i - skip).dst;
-                    let shift = bg.of(dst).len() as u32;
-                    let base = crate::packet::flow_id(src, i - skip);
-                    w.for_each_dependent_dyn(base, &mut |j| f(j + shift));
-                }
-            }
-            _ => {}
+        let (src, i) = (crate::packet::flow_src(id), crate::packet::flow_index(id));
+        if let Some(j) = self.base_index(src, i) {
+            let dst = self.base.flow(src, j).dst;
+            let shift = self.background_of(dst).len() as u32;
+            let base = crate::packet::flow_id(src, j);
+            self.base.for_each_dependent(base, &mut |k| f(k + shift));
         }
     }
 
@@ -397,60 +302,26 @@ impl Workload {
     /// their predecessor's data arrives and freed when they complete); every other
     /// workload may start all its flows at once (fixed starts; MoE's dispatch).
     pub fn in_flight_flows(&self, num_hosts: u32) -> u64 {
-        match self {
-            Workload::Ring(r) => r.in_flight_flows(),
-            Workload::WithBackground(w, bg) => {
-                let background: u64 = (0..num_hosts).map(|h| bg.of(h).len() as u64).sum();
-                background + w.in_flight_flows(num_hosts)
-            }
-            _ => self.total_flows(num_hosts),
-        }
+        let background: u64 = (0..num_hosts)
+            .map(|h| self.background_of(h).len() as u64)
+            .sum();
+        background + self.base.in_flight_flows(num_hosts)
     }
 
     /// Payload bytes host `h` sends, over all its flows.
     pub fn bytes_of(&self, h: u32) -> u64 {
-        match self {
-            Workload::Permutation { bytes, .. } => *bytes,
-            Workload::AllToAll { hosts, bytes } => (*hosts as u64 - 1) * bytes,
-            Workload::Table(t) => (0..t.flows_of(h)).map(|i| t.flow(h, i).bytes).sum(),
-            Workload::Continuous(c) => c.count as u64 * c.bytes,
-            Workload::Poisson(p) => p.bytes_of(h),
-            Workload::Shuffle(w) => w.flows_of(h) as u64 * w.bytes,
-            Workload::Combined(c) => c.bytes_of(h),
-            Workload::Ring(r) => r.bytes_of(h),
-            Workload::Pairwise(p) => p.bytes_of(h),
-            Workload::Moe(m) => m.bytes_of(h),
-            Workload::WithBackground(w, bg) => {
-                w.bytes_of(h) + bg.of(h).iter().map(|p| p.flow.bytes).sum::<u64>()
-            }
-        }
+        let background: u64 = self.background_of(h).iter().map(|p| p.flow.bytes).sum();
+        background + self.base.bytes_of(h)
     }
 
     /// NVLink bytes that accompany the simulated traffic (reported, not simulated; 0 for
     /// workloads without GPU servers).
     pub fn nvlink_bytes(&self) -> u64 {
-        match self {
-            Workload::Ring(r) => r.nvlink_bytes,
-            Workload::Moe(m) => m.nvlink_bytes,
-            Workload::WithBackground(w, _) => w.nvlink_bytes(),
-            _ => 0,
-        }
+        self.base.nvlink_bytes()
     }
 
     pub fn kind_name(&self) -> &'static str {
-        match self {
-            Workload::Permutation { .. } => "permutation",
-            Workload::AllToAll { .. } => "all_to_all",
-            Workload::Table(_) => "matrix",
-            Workload::Continuous(_) => "continuous",
-            Workload::Poisson(_) => "poisson",
-            Workload::Shuffle(_) => "shuffle",
-            Workload::Combined(_) => "poisson+shuffle",
-            Workload::Ring(r) => r.label,
-            Workload::Pairwise(_) => "pairwise",
-            Workload::Moe(_) => "moe",
-            Workload::WithBackground(w, _) => w.kind_name(),
-        }
+        self.base.kind_name()
     }
 }
 

@@ -16,6 +16,7 @@
 //! trigger is local to the GPU, as the lookahead rule needs. Two phases: "dispatch" and
 //! "combine".
 
+use super::generator::Generator;
 use super::moe_trace::{self, Dispatch, GenParams, Trace};
 use super::placement::Placement;
 use super::{Flow, FlowId, Start};
@@ -255,20 +256,22 @@ impl Moe {
         Some((m, gpu % self.ep_size, group * self.ep_size))
     }
 
-    #[inline]
-    pub fn flows_of(&self, h: u32) -> u32 {
-        self.member(h).map_or(0, |(m, r, _)| {
-            (m.dispatch_of(r).len() + m.combine_of(r).len()) as u32
-        })
-    }
-
     /// The number of dispatch flows of host `h` (its first flows).
     fn dispatch_count(&self, h: u32) -> u32 {
         self.member(h)
             .map_or(0, |(m, r, _)| m.dispatch_of(r).len() as u32)
     }
+}
 
-    pub fn flow(&self, h: u32, i: u32) -> Flow {
+impl Generator for Moe {
+    #[inline]
+    fn flows_of(&self, h: u32) -> u32 {
+        self.member(h).map_or(0, |(m, r, _)| {
+            (m.dispatch_of(r).len() + m.combine_of(r).len()) as u32
+        })
+    }
+
+    fn flow(&self, h: u32, i: u32) -> Flow {
         let (m, r, base) = self.member(h).expect("only GPUs have flows");
         let d = m.dispatch_of(r);
         let (dst, tokens, start) = match d.get(i as usize) {
@@ -290,12 +293,12 @@ impl Moe {
     }
 
     #[inline]
-    pub fn phase_of(&self, h: u32, i: u32) -> u8 {
-        (i >= self.dispatch_count(h)) as u8
+    fn phase_of(&self, h: u32, i: u32) -> Option<u8> {
+        Some((i >= self.dispatch_count(h)) as u8)
     }
 
     /// A combine flow waits for every dispatch flow to its GPU.
-    pub fn for_each_dep(&self, h: u32, i: u32, mut f: impl FnMut(FlowId)) {
+    fn for_each_dep(&self, h: u32, i: u32, f: &mut dyn FnMut(FlowId)) {
         let (m, r, base) = self.member(h).expect("only GPUs have flows");
         if i < m.dispatch_of(r).len() as u32 {
             return;
@@ -306,7 +309,7 @@ impl Moe {
     }
 
     /// Number of dependencies of flow `i` of host `h`, without listing them.
-    pub fn dep_count(&self, h: u32, i: u32) -> u32 {
+    fn dep_count(&self, h: u32, i: u32) -> u32 {
         let (m, r, _) = self.member(h).expect("only GPUs have flows");
         match i < m.dispatch_of(r).len() as u32 {
             true => 0,
@@ -315,7 +318,7 @@ impl Moe {
     }
 
     /// A dispatch flow is waited for by every combine flow of its destination.
-    pub fn for_each_dependent(&self, id: FlowId, mut f: impl FnMut(u32)) {
+    fn for_each_dependent(&self, id: FlowId, f: &mut dyn FnMut(u32)) {
         let src = flow_src(id);
         if flow_index(id) >= self.dispatch_count(src) {
             return;
@@ -323,16 +326,29 @@ impl Moe {
         let dst = self.flow(src, flow_index(id)).dst;
         let (m, c, _) = self.member(dst).expect("dispatch goes to GPUs");
         let first = m.dispatch_of(c).len() as u32;
-        (first..first + m.combine_of(c).len() as u32).for_each(&mut f);
+        (first..first + m.combine_of(c).len() as u32).for_each(f);
     }
 
     /// Payload bytes host `h` sends (dispatch and combine).
-    pub fn bytes_of(&self, h: u32) -> u64 {
+    fn bytes_of(&self, h: u32) -> u64 {
         self.member(h).map_or(0, |(m, r, _)| {
             let d: u64 = m.dispatch_of(r).iter().map(|x| x.1).sum();
             let c: u64 = m.combine_of(r).iter().map(|x| x.1).sum();
             (d + c) * self.bytes_per_token
         })
+    }
+
+    fn kind_name(&self) -> &'static str {
+        "moe"
+    }
+    fn phase_names(&self) -> &[String] {
+        &self.phases
+    }
+    fn has_triggers(&self) -> bool {
+        true
+    }
+    fn nvlink_bytes(&self) -> u64 {
+        self.nvlink_bytes
     }
 }
 
@@ -365,9 +381,9 @@ mod tests {
             .collect();
         assert_eq!(f, [(3, 50), (2, 30), (3, 10)]);
         assert_eq!(moe.flow(0, 1).start, Start::After { delay_ps: 7 });
-        assert_eq!((moe.phase_of(0, 0), moe.phase_of(0, 1)), (0, 1));
+        assert_eq!((moe.phase_of(0, 0), moe.phase_of(0, 1)), (Some(0), Some(1)));
         let mut deps = vec![];
-        moe.for_each_dep(0, 2, |d| deps.push(d));
+        moe.for_each_dep(0, 2, &mut |d| deps.push(d));
         assert_eq!(
             deps,
             [flow_id(2, 0), flow_id(3, 0)],
@@ -376,7 +392,7 @@ mod tests {
         assert_eq!(moe.dep_count(0, 2), 2);
         assert_eq!(moe.dep_count(0, 0), 0);
         let mut dependents = vec![];
-        moe.for_each_dependent(flow_id(2, 0), |i| dependents.push(i));
+        moe.for_each_dependent(flow_id(2, 0), &mut |i| dependents.push(i));
         assert_eq!(dependents, [1, 2]);
         // GPU 3 (host 1) sends and receives nothing.
         assert_eq!(moe.flows_of(1), 0);

@@ -17,6 +17,7 @@
 //! not start every rank on the same destination. `all_to_all` is computed on demand;
 //! `all_to_all_v` keeps its non-zero entries (the file's size).
 
+use super::generator::Generator;
 use super::ranks::{chunk_bytes, Ranks};
 use super::{Flow, Start};
 use crate::scenario::{Collective, Scenario};
@@ -80,9 +81,11 @@ impl Pairwise {
     fn rank(&self, h: u32) -> Option<u32> {
         self.ranks.rank(h)
     }
+}
 
+impl Generator for Pairwise {
     #[inline]
-    pub fn flows_of(&self, h: u32) -> u32 {
+    fn flows_of(&self, h: u32) -> u32 {
         match (self.rank(h), &self.sizes) {
             (None, _) => 0,
             (Some(_), Sizes::Uniform { .. }) => self.n() - 1,
@@ -94,7 +97,7 @@ impl Pairwise {
 
     /// Flow `i` of host `h`'s rank.
     #[inline]
-    pub fn flow(&self, h: u32, i: u32) -> Flow {
+    fn flow(&self, h: u32, i: u32) -> Flow {
         let r = self.rank(h).expect("only ranks have flows");
         let (dst_rank, bytes) = match &self.sizes {
             Sizes::Uniform { chunk_bytes } => ((r + 1 + i) % self.n(), *chunk_bytes),
@@ -109,7 +112,7 @@ impl Pairwise {
     }
 
     /// Payload bytes host `h` sends.
-    pub fn bytes_of(&self, h: u32) -> u64 {
+    fn bytes_of(&self, h: u32) -> u64 {
         match (self.rank(h), &self.sizes) {
             (None, _) => 0,
             (Some(_), Sizes::Uniform { chunk_bytes }) => (self.n() as u64 - 1) * chunk_bytes,
@@ -119,6 +122,16 @@ impl Pairwise {
                 .map(|p| p.1)
                 .sum(),
         }
+    }
+
+    fn kind_name(&self) -> &'static str {
+        "pairwise"
+    }
+    fn phase_names(&self) -> &[String] {
+        &self.phases
+    }
+    fn phase_of(&self, _h: u32, _i: u32) -> Option<u8> {
+        Some(0)
     }
 }
 

@@ -3,9 +3,39 @@
 //! or to a host of another group (pod) for the inter-pod permutations of the Ofan paper's
 //! link-overload figure.
 
+use super::generator::Generator;
+use super::{Flow, Start};
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_pcg::Pcg32;
+
+/// Host h sends `bytes` to `dst[h]` at time 0.
+pub(crate) struct Permutation {
+    pub(crate) dst: Vec<u32>,
+    pub(crate) bytes: u64,
+}
+
+impl Generator for Permutation {
+    #[inline]
+    fn flows_of(&self, _h: u32) -> u32 {
+        1
+    }
+    #[inline]
+    fn flow(&self, h: u32, _i: u32) -> Flow {
+        Flow {
+            src: h,
+            dst: self.dst[h as usize],
+            bytes: self.bytes,
+            start: Start::At(0),
+        }
+    }
+    fn kind_name(&self) -> &'static str {
+        "permutation"
+    }
+    fn bytes_of(&self, _h: u32) -> u64 {
+        self.bytes
+    }
+}
 
 /// `dst[h]`: the host h sends to.
 pub(crate) fn derangement(n: u32, rng: &mut Pcg32) -> Vec<u32> {

@@ -11,6 +11,7 @@
 //! `rng::stream(seed, host, Purpose::Poisson)` (gap, destination, size in that order) into a
 //! per-host table: O(flows of the run) memory, independent of threads, partitions and ranks.
 
+use super::generator::Generator;
 use super::size_cdf::SizeCdf;
 use super::{Flow, Start};
 use crate::rng::{stream, Purpose};
@@ -66,14 +67,16 @@ impl Poisson {
         }
         Ok(w)
     }
+}
 
+impl Generator for Poisson {
     #[inline]
-    pub fn flows_of(&self, h: u32) -> u32 {
+    fn flows_of(&self, h: u32) -> u32 {
         (self.first[h as usize + 1] - self.first[h as usize]) as u32
     }
 
     #[inline]
-    pub fn flow(&self, h: u32, i: u32) -> Flow {
+    fn flow(&self, h: u32, i: u32) -> Flow {
         let k = (self.first[h as usize] + i as u64) as usize;
         Flow {
             src: h,
@@ -83,9 +86,12 @@ impl Poisson {
         }
     }
 
-    pub fn bytes_of(&self, h: u32) -> u64 {
+    fn bytes_of(&self, h: u32) -> u64 {
         let (a, b) = (self.first[h as usize], self.first[h as usize + 1]);
         self.bytes[a as usize..b as usize].iter().sum()
+    }
+    fn kind_name(&self) -> &'static str {
+        "poisson"
     }
 }
 

@@ -14,6 +14,7 @@
 //! Rank r's step s is flow s of host `hosts[r]`. Flows are computed on demand; the only
 //! tables are the ring order and its inverse (O(hosts), not O(flows)).
 
+use super::generator::Generator;
 use super::ranks::{chunk_bytes, Ranks};
 use super::{Flow, FlowId, Start};
 use crate::packet::{flow_id, flow_index, flow_src};
@@ -156,7 +157,7 @@ impl Ring {
     /// The phase of step `s` (an index into [`Ring::phases`]): `steps_per_phase` steps
     /// each (the AllReduce's first n − 1 steps are its ReduceScatter).
     #[inline]
-    pub fn phase_of(&self, s: u32) -> u8 {
+    pub fn step_phase(&self, s: u32) -> u8 {
         (s / self.steps_per_phase) as u8
     }
 
@@ -167,8 +168,15 @@ impl Ring {
             .is_some_and(|&n| n != NOT_A_MEMBER)
     }
 
+    /// Hosts that are members of a ring.
+    pub fn member_hosts(&self) -> u32 {
+        self.next.iter().filter(|&&n| n != NOT_A_MEMBER).count() as u32
+    }
+}
+
+impl Generator for Ring {
     #[inline]
-    pub fn flows_of(&self, h: u32) -> u32 {
+    fn flows_of(&self, h: u32) -> u32 {
         if self.is_member(h) {
             self.steps
         } else {
@@ -176,37 +184,32 @@ impl Ring {
         }
     }
 
-    /// Hosts that are members of a ring.
-    pub fn member_hosts(&self) -> u32 {
-        self.next.iter().filter(|&&n| n != NOT_A_MEMBER).count() as u32
-    }
-
     /// The steps whose per-flow state (sender records, receivers of paced flows, trigger
     /// entries) is live at once, without losses: [`IN_FLIGHT_STEPS`] per member, however
     /// long the ring.
-    pub fn in_flight_flows(&self) -> u64 {
+    fn in_flight_flows(&self, _num_hosts: u32) -> u64 {
         self.member_hosts() as u64 * self.steps.min(IN_FLIGHT_STEPS) as u64
     }
 
     /// Payload bytes host `h` sends over all its steps.
-    pub fn bytes_of(&self, h: u32) -> u64 {
+    fn bytes_of(&self, h: u32) -> u64 {
         (0..self.flows_of(h))
             .step_by(self.steps_per_phase as usize)
             .map(|s| {
                 let phase_steps = self.steps_per_phase.min(self.steps - s) as u64;
-                phase_steps * self.phase_chunk_bytes[self.phase_of(s) as usize]
+                phase_steps * self.phase_chunk_bytes[self.step_phase(s) as usize]
             })
             .sum()
     }
 
     /// Step `s` of host `h`.
     #[inline]
-    pub fn flow(&self, h: u32, s: u32) -> Flow {
+    fn flow(&self, h: u32, s: u32) -> Flow {
         assert!(self.is_member(h), "only ring members have flows");
         Flow {
             src: h,
             dst: self.next[h as usize],
-            bytes: self.phase_chunk_bytes[self.phase_of(s) as usize],
+            bytes: self.phase_chunk_bytes[self.step_phase(s) as usize],
             start: match s {
                 0 => Start::At(0),
                 _ => Start::After {
@@ -217,7 +220,7 @@ impl Ring {
     }
 
     /// Step s > 0 of a member waits for step s − 1 of its predecessor.
-    pub fn for_each_dep(&self, h: u32, s: u32, mut f: impl FnMut(FlowId)) {
+    fn for_each_dep(&self, h: u32, s: u32, f: &mut dyn FnMut(FlowId)) {
         if s > 0 {
             assert!(self.is_member(h), "only ring members have flows");
             f(flow_id(self.prev[h as usize], s - 1));
@@ -226,11 +229,28 @@ impl Ring {
 
     /// Step s of a member is waited for by step s + 1 of its successor (the flow's
     /// destination).
-    pub fn for_each_dependent(&self, id: FlowId, mut f: impl FnMut(u32)) {
+    fn for_each_dependent(&self, id: FlowId, f: &mut dyn FnMut(u32)) {
         let s = flow_index(id);
         if self.is_member(flow_src(id)) && s + 1 < self.steps {
             f(s + 1);
         }
+    }
+
+    fn kind_name(&self) -> &'static str {
+        self.label
+    }
+    fn phase_names(&self) -> &[String] {
+        &self.phases
+    }
+    #[inline]
+    fn phase_of(&self, _h: u32, s: u32) -> Option<u8> {
+        Some(self.step_phase(s))
+    }
+    fn has_triggers(&self) -> bool {
+        true
+    }
+    fn nvlink_bytes(&self) -> u64 {
+        self.nvlink_bytes
     }
 }
 
@@ -249,16 +269,16 @@ mod tests {
         assert_eq!((f.src, f.dst, f.start), (7, 5, Start::At(0)));
         assert_eq!(ring.flow(2, 3).start, Start::After { delay_ps: 10 });
         let mut deps = vec![];
-        ring.for_each_dep(2, 3, |d| deps.push(d));
+        ring.for_each_dep(2, 3, &mut |d| deps.push(d));
         assert_eq!(deps, vec![flow_id(5, 2)]);
-        ring.for_each_dep(2, 0, |d| deps.push(d));
+        ring.for_each_dep(2, 0, &mut |d| deps.push(d));
         assert_eq!(deps.len(), 1, "step 0 starts at time 0");
         let mut dependents = vec![];
-        ring.for_each_dependent(flow_id(5, 2), |i| dependents.push(i));
-        ring.for_each_dependent(flow_id(5, 3), |i| dependents.push(i));
+        ring.for_each_dependent(flow_id(5, 2), &mut |i| dependents.push(i));
+        ring.for_each_dependent(flow_id(5, 3), &mut |i| dependents.push(i));
         assert_eq!(dependents, vec![3], "the last step has no dependent");
         assert_eq!(ring.phases, ["reduce_scatter", "all_gather"]);
-        let phases: Vec<u8> = (0..4).map(|s| ring.phase_of(s)).collect();
+        let phases: Vec<u8> = (0..4).map(|s| ring.step_phase(s)).collect();
         assert_eq!(phases, [0, 0, 1, 1], "n - 1 = 2 steps per phase");
     }
 
@@ -268,7 +288,7 @@ mod tests {
             let ring = Ring::new((0..4).collect(), 4, 10, c, 0);
             assert_eq!((ring.steps, ring.phase_chunk_bytes[0]), (3, 3));
             assert_eq!(ring.phases.len(), 1);
-            assert!((0..3).all(|s| ring.phase_of(s) == 0));
+            assert!((0..3).all(|s| ring.step_phase(s) == 0));
         }
     }
 }

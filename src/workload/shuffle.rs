@@ -11,6 +11,7 @@
 //! `rng::stream(seed, flow id, Purpose::Shuffle)`): starts are uniform over the stagger and
 //! in order at each host, as the host's cursor needs.
 
+use super::generator::Generator;
 use super::{Flow, Start};
 use crate::rng::{stream, Purpose};
 use rand::Rng;
@@ -61,14 +62,25 @@ impl Shuffle {
             seed,
         })
     }
+}
 
+impl Generator for Shuffle {
+    fn kind_name(&self) -> &'static str {
+        "shuffle"
+    }
+    fn bytes_of(&self, h: u32) -> u64 {
+        self.flows_of(h) as u64 * self.bytes
+    }
+    fn bulk_tag(&self, _h: u32, _i: u32) -> Option<bool> {
+        self.bulk
+    }
     #[inline]
-    pub fn flows_of(&self, _h: u32) -> u32 {
+    fn flows_of(&self, _h: u32) -> u32 {
         self.hosts - self.rack_hosts
     }
 
     #[inline]
-    pub fn flow(&self, h: u32, i: u32) -> Flow {
+    fn flow(&self, h: u32, i: u32) -> Flow {
         let r = self.rack_hosts as u64;
         let n = self.flows_of(h) as u64;
         let s = h as u64 / r * r;

@@ -22,6 +22,7 @@
 use super::{Opera, OperaParams, Timing};
 use crate::scenario::{FieldError, Scenario};
 use crate::topology::racks::Racks;
+use crate::topology::shape::ShapeRules;
 use crate::topology::{LinkParams, NodeId, Route, Wiring};
 
 /// Stage names: host to ToR, ToR to ToR over a rotor, ToR to host.
@@ -271,35 +272,39 @@ impl OperaFabric {
         );
         Route::Port(buf[0])
     }
+}
 
+impl ShapeRules for OperaFabric {
     /// The route of superslice 0 (see [`OperaFabric::route_at`]).
-    pub fn route(&self, n: NodeId, dst: NodeId) -> Route<'static> {
+    fn route(&self, n: NodeId, dst: NodeId) -> Route<'_> {
         self.route_at(n, dst, 0)
     }
 
     /// Not used: Valiant routing is refused on Opera (validation).
-    pub fn route_up(&self, _n: NodeId) -> Route<'static> {
+    fn route_up(&self, _n: NodeId) -> Route<'_> {
         unreachable!("no up/down routing on Opera: lb.policy is validated")
     }
 
     /// Racks, at every level.
-    pub fn subtree(&self, dst: NodeId, _level: u8) -> (u32, u32) {
+    fn subtree(&self, dst: NodeId, _level: u8) -> (u32, u32) {
         self.rk.subtree(dst)
     }
 
     /// 1 in the same rack, else 2 (above the ToRs: a rotor path).
-    pub fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
+    fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
         self.rk.lca_tier(a, b)
     }
 
     /// Partition groups are racks (a ToR with its hosts), at any granularity.
-    pub fn group_of(&self, n: NodeId, _fine: bool) -> Option<u32> {
+    fn group_of(&self, n: NodeId, _fine: bool) -> Option<u32> {
         self.rk.group_of(n)
     }
-    pub fn num_groups(&self, _fine: bool) -> u32 {
+
+    fn num_groups(&self, _fine: bool) -> u32 {
         self.rk.racks
     }
-    pub fn tier_uplinks(&self, _t: u8) -> u16 {
+
+    fn tier_uplinks(&self, _t: u8) -> u16 {
         self.rk.u as u16
     }
 }

@@ -18,6 +18,7 @@ pub mod routing;
 
 pub use address::{Pgft, MAX_H};
 
+use super::shape::ShapeRules;
 use super::{Candidates, NodeId, Route, Wiring};
 
 impl Pgft {
@@ -57,9 +58,17 @@ impl Pgft {
         }
     }
 
+    /// The level whose sub-trees are the partitioning's coarse groups ("pods"): h − 1, or the
+    /// single switch of a one-level PGFT.
+    fn pod_level(&self) -> u8 {
+        self.h.saturating_sub(1).max(1)
+    }
+}
+
+impl ShapeRules for Pgft {
     /// Up/down route of switch `n` toward host `dst`.
     #[inline]
-    pub fn route(&self, n: NodeId, dst: NodeId) -> Route<'static> {
+    fn route(&self, n: NodeId, dst: NodeId) -> Route<'_> {
         let (l, a, _) = self.split(n);
         debug_assert!(l > 0);
         if dst / self.hosts_under(l) == a {
@@ -80,7 +89,7 @@ impl Pgft {
 
     /// Every up port of switch `n` (its level is below the top).
     #[inline]
-    pub fn route_up(&self, n: NodeId) -> Route<'static> {
+    fn route_up(&self, n: NodeId) -> Route<'_> {
         let l = self.level_of(n);
         Route::Choice(Candidates::Range {
             first: self.down_ports(l) as u16,
@@ -91,35 +100,29 @@ impl Pgft {
     /// Index and count of the sub-trees of height `level` (1 = a leaf, h−1 = a pod); levels
     /// at or above the top give the top's children, as the fat tree's "pods" do.
     #[inline]
-    pub fn subtree(&self, dst: NodeId, level: u8) -> (u32, u32) {
+    fn subtree(&self, dst: NodeId, level: u8) -> (u32, u32) {
         let l = level.min(self.h.saturating_sub(1)).max(1).min(self.h);
         let under = self.hosts_under(l);
         (dst / under, self.num_hosts() / under)
     }
 
     /// Level of the lowest common ancestors of hosts `a` and `b`.
-    pub fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
+    fn lca_tier(&self, a: NodeId, b: NodeId) -> u8 {
         (1..=self.h)
             .find(|&l| a / self.hosts_under(l) == b / self.hosts_under(l))
             .expect("the top level is above every host")
     }
 
     /// Up ports of every switch of level `t` (0 at the top).
-    pub fn tier_uplinks(&self, t: u8) -> u16 {
+    fn tier_uplinks(&self, t: u8) -> u16 {
         self.up_ports(t) as u16
-    }
-
-    /// The level whose sub-trees are the partitioning's coarse groups ("pods"): h − 1, or the
-    /// single switch of a one-level PGFT.
-    fn pod_level(&self) -> u8 {
-        self.h.saturating_sub(1).max(1)
     }
 
     /// Coarse groups are pods (sub-trees of level h−1), fine groups leaves; a switch between
     /// them joins the leaf of its pod with the same index (modulo the leaves per pod), as
     /// the fat tree's aggregation switch (pod, a) joins edge group (pod, a). Top switches
     /// have no group (the partitioner spreads them) unless h = 1.
-    pub fn group_of(&self, n: NodeId, fine: bool) -> Option<u32> {
+    fn group_of(&self, n: NodeId, fine: bool) -> Option<u32> {
         let (l, a, b) = self.split(n);
         let pod_level = self.pod_level();
         if self.h == 1 {
@@ -144,7 +147,7 @@ impl Pgft {
     }
 
     /// Pods (coarse) or leaves (fine).
-    pub fn num_groups(&self, fine: bool) -> u32 {
+    fn num_groups(&self, fine: bool) -> u32 {
         if fine {
             self.num_hosts() / self.m(1)
         } else if self.h == 1 {

@@ -1,6 +1,7 @@
 //! `host.cc = "constant"`: a fixed window (`host.window_bdp` BDPs of the fabric), whatever
 //! the network says. Losses are recovered by the transport; the window never moves.
 
+use super::CongestionControl;
 use super::{AckSignal, LossSignal, NackSignal};
 use serde::{Deserialize, Serialize};
 
@@ -14,13 +15,18 @@ impl ConstantWindow {
         assert!(cwnd_bytes > 0, "a window holds a packet");
         ConstantWindow { cwnd_bytes }
     }
-    pub fn on_ack(&mut self, _s: &AckSignal) {}
-    pub fn on_nack(&mut self, _s: &NackSignal) {}
-    pub fn on_loss(&mut self, _s: &LossSignal) {}
-    pub fn cwnd_bytes(&self) -> u64 {
+}
+
+impl CongestionControl for ConstantWindow {
+    fn on_ack(&mut self, _s: &AckSignal) {}
+    fn on_nack(&mut self, _s: &NackSignal) {}
+    fn on_loss(&mut self, _s: &LossSignal) {}
+
+    fn cwnd_bytes(&self) -> u64 {
         self.cwnd_bytes
     }
-    pub fn pacing_gap_ps(&self) -> Option<u64> {
+
+    fn pacing_gap_ps(&self) -> Option<u64> {
         None
     }
 }

@@ -34,6 +34,7 @@
 //! - htsim uses the fixed gain 1/16; here g comes from `[host.dctcp]` (default 1/16).
 //! - htsim's window is integer bytes (each update truncates); here an f64.
 
+use super::CongestionControl;
 use super::{AckSignal, CcEnv, LossKind, LossSignal, NackSignal};
 use crate::scenario::cc::DctcpConfig;
 use serde::{Deserialize, Serialize};
@@ -89,34 +90,6 @@ impl Dctcp {
                 .max(1.0),
             None => cfg.init_cwnd_pkts,
         }
-    }
-
-    pub fn on_ack(&mut self, s: &AckSignal) {
-        self.count_ack(s.ecn);
-        if self.acks_seen as f64 * self.mtu_bytes >= self.past_cwnd_bytes {
-            self.end_alpha_window();
-        }
-        self.grow(s.newly_acked_bytes as f64);
-    }
-
-    /// A trimmed packet is a congestion loss, like one found by reordering.
-    pub fn on_nack(&mut self, s: &NackSignal) {
-        self.fast_retransmit_cut(s.now_ps, s.srtt_ps);
-    }
-
-    pub fn on_loss(&mut self, s: &LossSignal) {
-        match s.kind {
-            LossKind::Reordering => self.fast_retransmit_cut(s.now_ps, s.srtt_ps),
-            LossKind::Timeout => self.timeout_cut(s.now_ps),
-        }
-    }
-
-    pub fn cwnd_bytes(&self) -> u64 {
-        self.cwnd_bytes as u64
-    }
-
-    pub fn pacing_gap_ps(&self) -> Option<u64> {
-        None
     }
 
     /// Count an ACK and its mark. An ECN echo also ends slow start: the network is already
@@ -186,6 +159,36 @@ impl Dctcp {
         self.acks_marked = 0;
         self.past_cwnd_bytes = before_bytes;
         self.last_reduction_ps = Some(now_ps);
+    }
+}
+
+impl CongestionControl for Dctcp {
+    fn on_ack(&mut self, s: &AckSignal) {
+        self.count_ack(s.ecn);
+        if self.acks_seen as f64 * self.mtu_bytes >= self.past_cwnd_bytes {
+            self.end_alpha_window();
+        }
+        self.grow(s.newly_acked_bytes as f64);
+    }
+
+    /// A trimmed packet is a congestion loss, like one found by reordering.
+    fn on_nack(&mut self, s: &NackSignal) {
+        self.fast_retransmit_cut(s.now_ps, s.srtt_ps);
+    }
+
+    fn on_loss(&mut self, s: &LossSignal) {
+        match s.kind {
+            LossKind::Reordering => self.fast_retransmit_cut(s.now_ps, s.srtt_ps),
+            LossKind::Timeout => self.timeout_cut(s.now_ps),
+        }
+    }
+
+    fn cwnd_bytes(&self) -> u64 {
+        self.cwnd_bytes as u64
+    }
+
+    fn pacing_gap_ps(&self) -> Option<u64> {
+        None
     }
 }
 

@@ -1,4 +1,5 @@
-//! Congestion-control algorithms: one file per CCA behind the [`Cc`] enum. A CCA owns the
+//! Congestion-control algorithms: one file per CCA implementing [`CongestionControl`], listed
+//! once in `ccas!` (which writes the [`Cc`] enum and its dispatch). A CCA owns the
 //! flow's window (and, for Swift below one packet, a pacing gap); the reliable transport
 //! (`super::reliable`) owns everything else — sequence numbers, send records, the RTT
 //! estimator, loss detection and retransmission — and tells the CCA what happened through
@@ -101,50 +102,58 @@ pub struct LossSignal {
     pub in_flight_bytes: u64,
 }
 
-/// A flow's congestion controller: one variant per CCA.
-// The CCAs that adapt carry a few hundred bytes of state each; only `Constant` is small.
-// Boxing them would add a pointer chase on every ACK for no saving.
-#[allow(clippy::large_enum_variant)]
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub enum Cc {
+/// What a CCA answers (the interface above): one implementation per CCA file.
+pub trait CongestionControl {
+    fn on_ack(&mut self, s: &AckSignal);
+    fn on_nack(&mut self, s: &NackSignal);
+    fn on_loss(&mut self, s: &LossSignal);
+    fn cwnd_bytes(&self) -> u64;
+    fn pacing_gap_ps(&self) -> Option<u64>;
+}
+
+/// Writes [`Cc`] with one variant per line and its `CongestionControl` impl, each method a
+/// `match` over the variants (static dispatch: `on_ack` runs for every ACK).
+macro_rules! ccas {
+    ($($(#[$doc:meta])* $variant:ident($ty:ty),)*) => {
+        /// A flow's congestion controller: one variant per CCA.
+        // The CCAs that adapt carry a few hundred bytes of state each; only `Constant` is
+        // small. Boxing them would add a pointer chase on every ACK for no saving.
+        #[allow(clippy::large_enum_variant)]
+        #[derive(Clone, Debug, Serialize, Deserialize)]
+        pub enum Cc {
+            $($(#[$doc])* $variant($ty),)*
+        }
+
+        impl CongestionControl for Cc {
+            #[inline]
+            fn on_ack(&mut self, s: &AckSignal) {
+                match self { $(Cc::$variant(c) => c.on_ack(s),)* }
+            }
+            fn on_nack(&mut self, s: &NackSignal) {
+                match self { $(Cc::$variant(c) => c.on_nack(s),)* }
+            }
+            fn on_loss(&mut self, s: &LossSignal) {
+                match self { $(Cc::$variant(c) => c.on_loss(s),)* }
+            }
+            #[inline]
+            fn cwnd_bytes(&self) -> u64 {
+                match self { $(Cc::$variant(c) => c.cwnd_bytes(),)* }
+            }
+            #[inline]
+            fn pacing_gap_ps(&self) -> Option<u64> {
+                match self { $(Cc::$variant(c) => c.pacing_gap_ps(),)* }
+            }
+        }
+    };
+}
+
+ccas! {
+    /// A fixed window (`host.cc = "constant"`, and NDP's unlimited one).
     Constant(constant::ConstantWindow),
     Dctcp(dctcp::Dctcp),
     /// Swift, or MSwift when it carries a delay history.
     Swift(swift::Swift),
     Nscc(nscc::Nscc),
-}
-
-/// Calls the same method on whichever CCA it is: the one place that lists them.
-macro_rules! each_cc {
-    ($self:expr, $c:ident => $call:expr) => {
-        match $self {
-            Cc::Constant($c) => $call,
-            Cc::Dctcp($c) => $call,
-            Cc::Swift($c) => $call,
-            Cc::Nscc($c) => $call,
-        }
-    };
-}
-
-impl Cc {
-    #[inline]
-    pub fn on_ack(&mut self, s: &AckSignal) {
-        each_cc!(self, c => c.on_ack(s))
-    }
-    pub fn on_nack(&mut self, s: &NackSignal) {
-        each_cc!(self, c => c.on_nack(s))
-    }
-    pub fn on_loss(&mut self, s: &LossSignal) {
-        each_cc!(self, c => c.on_loss(s))
-    }
-    #[inline]
-    pub fn cwnd_bytes(&self) -> u64 {
-        each_cc!(self, c => c.cwnd_bytes())
-    }
-    #[inline]
-    pub fn pacing_gap_ps(&self) -> Option<u64> {
-        each_cc!(self, c => c.pacing_gap_ps())
-    }
 }
 
 /// Signals and the fabric the CCA tests share.

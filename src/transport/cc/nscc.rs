@@ -38,6 +38,7 @@
 //!   catches it); we clamp cwnd at once, so the window never exceeds maxwnd between signals.
 //!   maxwnd is also kept ≥ MTU so that the clamp is well defined.
 
+use super::CongestionControl;
 use super::{AckSignal, CcEnv, LossKind, LossSignal, NackSignal};
 use crate::scenario::cc::NsccConfig;
 use crate::time::PS_PER_US;
@@ -163,60 +164,6 @@ impl Nscc {
         n.maxwnd_bytes = n.maxwnd_for(start_rtt_ps);
         n.cwnd_bytes = n.maxwnd_bytes;
         n
-    }
-
-    pub fn on_ack(&mut self, s: &AckSignal) {
-        let newly = s.newly_acked_bytes;
-        self.achieved_bytes += newly;
-        self.received_bytes += newly;
-        self.bytes_ignored += newly;
-        // After the `min`, raw ≥ base_rtt always, so htsim's "raw < base_rtt" branch is dead.
-        let delay_ps = match s.rtt_ps {
-            Some(raw_ps) => {
-                self.update_base_rtt(raw_ps);
-                let sample_ps = raw_ps - self.base_rtt_ps;
-                self.update_avg_delay(sample_ps, s.ecn);
-                sample_ps as f64
-            }
-            None => self.avg_delay_ps,
-        };
-        self.update_cwnd_on_ack(s, delay_ps);
-    }
-
-    /// Per NACK (htsim's `updateCwndOnNack_NSCC`): a trim is a congestion sample of one network RTT
-    /// and arms quick adapt.
-    pub fn on_nack(&mut self, s: &NackSignal) {
-        if let Some(raw_ps) = s.rtt_ps {
-            self.update_base_rtt(raw_ps);
-        }
-        self.bytes_ignored += s.bytes;
-        self.update_avg_delay(self.p.network_rtt_ps, true);
-        self.trigger_qa = true;
-        // htsim calls this before taking the packet out of flight.
-        let in_flight_bytes = s.in_flight_bytes + s.bytes;
-        if self.quick_adapt(s.now_ps, true, true, 0.0, in_flight_bytes) {
-            return;
-        }
-        // `s.last_hop` would spare the window only under receiver-driven CC (not modelled).
-        self.cwnd_bytes -= s.bytes as f64;
-        self.clamp();
-    }
-
-    /// Per RTO, as htsim; a reordering loss is treated as a timeout.
-    pub fn on_loss(&mut self, s: &LossSignal) {
-        match s.kind {
-            LossKind::Timeout | LossKind::Reordering => {
-                self.cwnd_bytes = (self.cwnd_bytes - s.bytes as f64).max(self.p.mtu_bytes);
-            }
-        }
-    }
-
-    pub fn cwnd_bytes(&self) -> u64 {
-        self.cwnd_bytes as u64
-    }
-
-    pub fn pacing_gap_ps(&self) -> Option<u64> {
-        None
     }
 
     fn maxwnd_for(&self, base_rtt_ps: u64) -> f64 {
@@ -351,6 +298,62 @@ impl Nscc {
 
     fn clamp(&mut self) {
         self.cwnd_bytes = self.cwnd_bytes.clamp(self.p.mtu_bytes, self.maxwnd_bytes);
+    }
+}
+
+impl CongestionControl for Nscc {
+    fn on_ack(&mut self, s: &AckSignal) {
+        let newly = s.newly_acked_bytes;
+        self.achieved_bytes += newly;
+        self.received_bytes += newly;
+        self.bytes_ignored += newly;
+        // After the `min`, raw ≥ base_rtt always, so htsim's "raw < base_rtt" branch is dead.
+        let delay_ps = match s.rtt_ps {
+            Some(raw_ps) => {
+                self.update_base_rtt(raw_ps);
+                let sample_ps = raw_ps - self.base_rtt_ps;
+                self.update_avg_delay(sample_ps, s.ecn);
+                sample_ps as f64
+            }
+            None => self.avg_delay_ps,
+        };
+        self.update_cwnd_on_ack(s, delay_ps);
+    }
+
+    /// Per NACK (htsim's `updateCwndOnNack_NSCC`): a trim is a congestion sample of one network RTT
+    /// and arms quick adapt.
+    fn on_nack(&mut self, s: &NackSignal) {
+        if let Some(raw_ps) = s.rtt_ps {
+            self.update_base_rtt(raw_ps);
+        }
+        self.bytes_ignored += s.bytes;
+        self.update_avg_delay(self.p.network_rtt_ps, true);
+        self.trigger_qa = true;
+        // htsim calls this before taking the packet out of flight.
+        let in_flight_bytes = s.in_flight_bytes + s.bytes;
+        if self.quick_adapt(s.now_ps, true, true, 0.0, in_flight_bytes) {
+            return;
+        }
+        // `s.last_hop` would spare the window only under receiver-driven CC (not modelled).
+        self.cwnd_bytes -= s.bytes as f64;
+        self.clamp();
+    }
+
+    /// Per RTO, as htsim; a reordering loss is treated as a timeout.
+    fn on_loss(&mut self, s: &LossSignal) {
+        match s.kind {
+            LossKind::Timeout | LossKind::Reordering => {
+                self.cwnd_bytes = (self.cwnd_bytes - s.bytes as f64).max(self.p.mtu_bytes);
+            }
+        }
+    }
+
+    fn cwnd_bytes(&self) -> u64 {
+        self.cwnd_bytes as u64
+    }
+
+    fn pacing_gap_ps(&self) -> Option<u64> {
+        None
     }
 }
 

@@ -33,6 +33,7 @@
 //!   hands over its srtt as it stands when it signals.
 
 use super::median::DelayHistory;
+use super::CongestionControl;
 use super::{AckSignal, CcEnv, LossKind, LossSignal, NackSignal};
 use crate::scenario::cc::{MswiftConfig, SwiftConfig};
 use crate::time::PS_PER_US;
@@ -130,46 +131,6 @@ impl Swift {
         }
     }
 
-    pub fn on_ack(&mut self, s: &AckSignal) {
-        self.srtt_ps = s.srtt_ps;
-        // An ACK proves the path works again: timeouts are no longer consecutive.
-        self.retransmit_cnt = 0;
-        let Some(delay_ps) = self.filtered_delay_ps(s.rtt_ps) else {
-            return;
-        };
-        let before = self.cwnd_bytes;
-        if (delay_ps as f64) < self.target_ps() {
-            self.additive_increase(s.newly_acked_bytes as f64);
-        } else if self.can_decrease(s.now_ps) {
-            self.cwnd_bytes *= self.delay_decrease_factor(delay_ps as f64);
-        }
-        self.apply_limits(before, s.now_ps);
-    }
-
-    /// A trimmed packet is a congestion loss: the fast-recovery decrease.
-    pub fn on_nack(&mut self, s: &NackSignal) {
-        self.srtt_ps = s.srtt_ps;
-        self.loss_decrease(s.now_ps);
-    }
-
-    pub fn on_loss(&mut self, s: &LossSignal) {
-        self.srtt_ps = s.srtt_ps;
-        match s.kind {
-            LossKind::Reordering => self.loss_decrease(s.now_ps),
-            LossKind::Timeout => self.timeout(s.now_ps),
-        }
-    }
-
-    pub fn cwnd_bytes(&self) -> u64 {
-        self.cwnd_bytes as u64
-    }
-
-    /// Below one packet of window, one packet every srtt·MTU/cwnd (htsim `_pacing_delay`).
-    pub fn pacing_gap_ps(&self) -> Option<u64> {
-        (self.cwnd_bytes < self.mtu_bytes)
-            .then(|| (self.srtt_ps as f64 * self.mtu_bytes / self.cwnd_bytes) as u64)
-    }
-
     /// Target delay at the current window.
     fn target_ps(&self) -> f64 {
         self.target.at(self.cwnd_bytes / self.mtu_bytes)
@@ -238,6 +199,48 @@ impl Swift {
         if self.cwnd_bytes < before_bytes {
             self.last_decrease_ps = Some(now_ps);
         }
+    }
+}
+
+impl CongestionControl for Swift {
+    fn on_ack(&mut self, s: &AckSignal) {
+        self.srtt_ps = s.srtt_ps;
+        // An ACK proves the path works again: timeouts are no longer consecutive.
+        self.retransmit_cnt = 0;
+        let Some(delay_ps) = self.filtered_delay_ps(s.rtt_ps) else {
+            return;
+        };
+        let before = self.cwnd_bytes;
+        if (delay_ps as f64) < self.target_ps() {
+            self.additive_increase(s.newly_acked_bytes as f64);
+        } else if self.can_decrease(s.now_ps) {
+            self.cwnd_bytes *= self.delay_decrease_factor(delay_ps as f64);
+        }
+        self.apply_limits(before, s.now_ps);
+    }
+
+    /// A trimmed packet is a congestion loss: the fast-recovery decrease.
+    fn on_nack(&mut self, s: &NackSignal) {
+        self.srtt_ps = s.srtt_ps;
+        self.loss_decrease(s.now_ps);
+    }
+
+    fn on_loss(&mut self, s: &LossSignal) {
+        self.srtt_ps = s.srtt_ps;
+        match s.kind {
+            LossKind::Reordering => self.loss_decrease(s.now_ps),
+            LossKind::Timeout => self.timeout(s.now_ps),
+        }
+    }
+
+    fn cwnd_bytes(&self) -> u64 {
+        self.cwnd_bytes as u64
+    }
+
+    /// Below one packet of window, one packet every srtt·MTU/cwnd (htsim `_pacing_delay`).
+    fn pacing_gap_ps(&self) -> Option<u64> {
+        (self.cwnd_bytes < self.mtu_bytes)
+            .then(|| (self.srtt_ps as f64 * self.mtu_bytes / self.cwnd_bytes) as u64)
     }
 }
 
