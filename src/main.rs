@@ -220,9 +220,13 @@ struct MoeTraceArgs {
     /// Tokens each GPU routes.
     #[arg(long)]
     tokens_per_gpu: u32,
-    /// Target max/mean of token copies received per GPU, before EPLB.
+    /// Target max/mean per GPU, before EPLB, of what --imbalance-of names.
     #[arg(long, default_value_t = 1.48)]
     imbalance: f64,
+    /// experts (token copies its experts receive) | network (tokens it receives over the
+    /// scale-out network).
+    #[arg(long, default_value = "experts")]
+    imbalance_of: weft::workload::moe_trace::ImbalanceOf,
     /// Replicate hot experts and repack them (EPLB).
     #[arg(long)]
     eplb: bool,
@@ -648,6 +652,7 @@ fn cmd_moe_trace(args: MoeTraceArgs) -> Result<()> {
         top_k,
         tokens_per_gpu,
         imbalance,
+        imbalance_of,
         eplb,
         redundant_experts,
         dispatch,
@@ -665,6 +670,7 @@ fn cmd_moe_trace(args: MoeTraceArgs) -> Result<()> {
         experts,
         top_k,
         imbalance,
+        imbalance_of,
         eplb,
         redundant_experts: redundant_experts.unwrap_or(gpus),
         dispatch,
@@ -694,9 +700,10 @@ fn cmd_moe_trace(args: MoeTraceArgs) -> Result<()> {
     }
     let total = t.total_tokens() * bytes_per_token;
     eprintln!(
-        "imbalance {:.4} (before EPLB {:.4}), sigma {:.6}; scale-out {:.1} MB in all, {:.1} MB per GPU on average at {bytes_per_token} B per token; {} NVLink token copies; generated in {secs:.2} s",
+        "imbalance {:.4} (before EPLB {:.4}) of the experts' token copies, {:.4} of what GPUs receive over the network, sigma {:.6}; scale-out {:.1} MB in all, {:.1} MB per GPU on average at {bytes_per_token} B per token; {} NVLink token copies; generated in {secs:.2} s",
         t.imbalance,
         t.imbalance_before_eplb,
+        t.network_imbalance(),
         t.sigma,
         total as f64 / 1e6,
         total as f64 / 1e6 / gpus as f64,

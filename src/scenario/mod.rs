@@ -936,6 +936,17 @@ pub enum MoeDispatch {
     Hierarchical,
 }
 
+/// What `workload.moe.imbalance` measures per GPU.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MoeImbalanceOf {
+    /// The token copies its experts receive.
+    #[default]
+    Experts,
+    /// The tokens it receives over the scale-out network.
+    Network,
+}
+
 /// `[workload.moe]`: the synthetic routing generator (`workload::moe_trace`), used when
 /// `workload.file` names no trace.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
@@ -949,10 +960,14 @@ pub struct MoeConfig {
     /// Tokens each GPU routes (required without a trace file, refused with one).
     #[schemars(range(min = 1))]
     pub tokens_per_gpu: Option<u32>,
-    /// Busiest GPU's received token copies over the mean, the generator's skew is calibrated to
-    /// (the Ofan set-up: 1.48).
+    /// Busiest GPU over the mean, before EPLB, of what `imbalance_of` names: the generator's
+    /// skew is calibrated to it (the Ofan set-up: 1.48).
     #[schemars(range(min = 1, max = 100))]
     pub imbalance: f64,
+    /// What `imbalance` measures per GPU: `"experts"` (the token copies its experts receive,
+    /// NVLink copies included) or `"network"` (the tokens it receives over the scale-out
+    /// network, what its downlink carries).
+    pub imbalance_of: MoeImbalanceOf,
     /// EPLB-style replication of hot experts and balanced packing.
     pub eplb: bool,
     /// `eplb` only: extra expert slots. Unset: the generator's default.
@@ -971,6 +986,7 @@ impl Default for MoeConfig {
             top_k: 8,
             tokens_per_gpu: None,
             imbalance: 1.48,
+            imbalance_of: MoeImbalanceOf::Experts,
             eplb: false,
             redundant_experts: None,
             dispatch: MoeDispatch::Hierarchical,

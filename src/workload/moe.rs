@@ -17,11 +17,11 @@
 //! "combine".
 
 use super::generator::Generator;
-use super::moe_trace::{self, Dispatch, GenParams, Trace};
+use super::moe_trace::{self, Dispatch, GenParams, ImbalanceOf, Trace};
 use super::placement::Placement;
 use super::{Flow, FlowId, Start};
 use crate::packet::{flow_id, flow_index, flow_src};
-use crate::scenario::{MoeDispatch, Scenario};
+use crate::scenario::{MoeDispatch, MoeImbalanceOf, Scenario};
 use anyhow::{anyhow, Result};
 use rayon::prelude::*;
 
@@ -96,6 +96,10 @@ fn gen_params(s: &Scenario, ep_size: u32, group: u32) -> GenParams {
     p.experts = m.experts;
     p.top_k = m.top_k;
     p.imbalance = m.imbalance;
+    p.imbalance_of = match m.imbalance_of {
+        MoeImbalanceOf::Experts => ImbalanceOf::Experts,
+        MoeImbalanceOf::Network => ImbalanceOf::Network,
+    };
     p.eplb = m.eplb;
     p.dispatch = match m.dispatch {
         MoeDispatch::Flat => Dispatch::Flat,

@@ -15,7 +15,10 @@
 //!   and moves smoothly with sigma, which the bisection needs.
 //! - Placement without EPLB: expert e lives on GPU e / (experts / gpus).
 //! - Imbalance: max / mean over GPUs of the token copies they receive (their experts' load, not
-//!   deduplicated). Calibration bisects sigma until the measured value is within
+//!   deduplicated; `ImbalanceOf::Experts`, the default) or of the tokens they receive over the
+//!   scale-out network (the matrix's column sums, `ImbalanceOf::Network`: what a GPU's downlink
+//!   carries, which hierarchical dispatch smooths by summing a server's experts into each
+//!   landing GPU). Calibration bisects sigma until the measured value is within
 //!   [`STOP_WITHIN`] of the target; [`generate`] fails unless it is within
 //!   [`IMBALANCE_TOLERANCE`] (0.01). A target below what sampling noise gives at sigma = 0 is an
 //!   error (ask for more tokens or a higher target).
@@ -88,6 +91,38 @@ impl std::str::FromStr for Dispatch {
     }
 }
 
+/// What the imbalance target measures: max / mean over GPUs of
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImbalanceOf {
+    /// the token copies its experts receive (not deduplicated; NVLink copies included);
+    #[default]
+    Experts,
+    /// the tokens it receives over the scale-out network (the matrix's column sums, what its
+    /// network downlink carries).
+    Network,
+}
+
+impl ImbalanceOf {
+    pub fn name(self) -> &'static str {
+        match self {
+            ImbalanceOf::Experts => "experts",
+            ImbalanceOf::Network => "network",
+        }
+    }
+}
+
+impl std::str::FromStr for ImbalanceOf {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<ImbalanceOf, String> {
+        match s {
+            "experts" => Ok(ImbalanceOf::Experts),
+            "network" => Ok(ImbalanceOf::Network),
+            _ => Err(format!("\"{s}\" is not experts or network")),
+        }
+    }
+}
+
 /// The generator's parameters; [`GenParams::new`] gives the defaults.
 #[derive(Clone, Debug)]
 pub struct GenParams {
@@ -100,8 +135,9 @@ pub struct GenParams {
     pub top_k: u32,
     /// Tokens each GPU routes.
     pub tokens_per_gpu: u32,
-    /// Target max/mean of token copies received per GPU, before EPLB; >= 1.
+    /// Target max/mean per GPU, before EPLB, of what `imbalance_of` names; >= 1.
     pub imbalance: f64,
+    pub imbalance_of: ImbalanceOf,
     pub eplb: bool,
     /// Extra expert slots for EPLB; experts + redundant_experts must be a multiple of gpus.
     /// Ignored without `eplb`.
@@ -123,6 +159,7 @@ impl GenParams {
             top_k: 8,
             tokens_per_gpu,
             imbalance: 1.48,
+            imbalance_of: ImbalanceOf::Experts,
             eplb: false,
             redundant_experts: gpus,
             dispatch: Dispatch::Hierarchical,
@@ -134,13 +171,17 @@ impl GenParams {
     /// One line naming every parameter.
     pub fn comment(&self) -> String {
         format!(
-            "gpus={} gpus_per_server={} experts={} top_k={} tokens_per_gpu={} imbalance={} eplb={} redundant_experts={} dispatch={} seed={} group={}",
+            "gpus={} gpus_per_server={} experts={} top_k={} tokens_per_gpu={} imbalance={}{} eplb={} redundant_experts={} dispatch={} seed={} group={}",
             self.gpus,
             self.gpus_per_server,
             self.experts,
             self.top_k,
             self.tokens_per_gpu,
             self.imbalance,
+            match self.imbalance_of {
+                ImbalanceOf::Experts => String::new(),
+                o => format!(" imbalance_of={}", o.name()),
+            },
             self.eplb,
             if self.eplb { self.redundant_experts } else { 0 },
             self.dispatch.name(),
@@ -251,6 +292,11 @@ impl Trace {
     /// Tokens sent over the scale-out network by all GPUs.
     pub fn total_tokens(&self) -> u64 {
         self.tokens.iter().sum()
+    }
+
+    /// max / mean over GPUs of the tokens received over the scale-out network.
+    pub fn network_imbalance(&self) -> f64 {
+        max_over_mean(&received_over_network(self.gpus, &self.tokens))
     }
 }
 
@@ -408,6 +454,19 @@ fn max_over_mean(gpu_load: &[u64]) -> f64 {
     max as f64 * gpu_load.len() as f64 / total as f64
 }
 
+/// Tokens each GPU receives over the scale-out network: the column sums of a row-major
+/// `gpus` × `gpus` matrix.
+fn received_over_network(gpus: u32, tokens: &[u64]) -> Vec<u64> {
+    let n = gpus as usize;
+    let mut recv = vec![0u64; n];
+    for row in tokens.chunks(n) {
+        for (r, &c) in recv.iter_mut().zip(row) {
+            *r += c;
+        }
+    }
+    recv
+}
+
 /// Per-GPU load with `experts / gpus` consecutive experts per GPU.
 fn static_gpu_load(p: &GenParams, expert_load: &[u64]) -> Vec<u64> {
     expert_load
@@ -419,9 +478,19 @@ fn static_gpu_load(p: &GenParams, expert_load: &[u64]) -> Vec<u64> {
 /// Finds sigma so that the pre-EPLB imbalance is within [`STOP_WITHIN`] of the target (or as
 /// close as the bisection gets); returns (sigma, expert loads there, imbalance there).
 fn calibrate(p: &GenParams, d: &Draws) -> Result<(f64, Vec<u64>, f64)> {
+    let layout = Layout::consecutive(p);
     let eval = |sigma: f64| {
         let load = expert_loads(p, d, sigma);
-        let imb = max_over_mean(&static_gpu_load(p, &load));
+        let imb = match p.imbalance_of {
+            ImbalanceOf::Experts => max_over_mean(&static_gpu_load(p, &load)),
+            ImbalanceOf::Network => {
+                let mut tally = Tally::new(&layout);
+                route(p, &Popularity::new(&d.z, sigma), d.key, |src, es| {
+                    tally.add(src, es)
+                });
+                max_over_mean(&received_over_network(p.gpus, &tally.tokens))
+            }
+        };
         (sigma, load, imb)
     };
     let target = p.imbalance;
@@ -647,7 +716,8 @@ impl<'a> Tally<'a> {
 pub fn generate(p: &GenParams) -> Result<Trace> {
     p.check()?;
     let d = Draws::new(p);
-    let (sigma, expert_load, before) = calibrate(p, &d)?;
+    let (sigma, expert_load, _) = calibrate(p, &d)?;
+    let before = max_over_mean(&static_gpu_load(p, &expert_load));
     let layout = if p.eplb {
         Layout::eplb(p, &expert_load)
     } else {
@@ -997,6 +1067,35 @@ mod tests {
                 assert!(t.sigma > last_sigma, "more skew needs a larger sigma");
                 last_sigma = t.sigma;
             }
+        }
+    }
+
+    #[test]
+    fn a_network_target_calibrates_the_downlinks_and_needs_more_expert_skew() {
+        // Hierarchical dispatch sums a server's experts into each landing GPU, which smooths
+        // the experts' skew: the same 1.48 asked of the network needs a larger sigma, and the
+        // experts then end more skewed than the network.
+        for seed in 1..=3 {
+            let base = GenParams {
+                seed,
+                ..params(32, 4, 32, 4, 2048)
+            };
+            let experts = generate(&base).unwrap();
+            let network = generate(&GenParams {
+                imbalance_of: ImbalanceOf::Network,
+                ..base.clone()
+            })
+            .unwrap();
+            let got = network.network_imbalance();
+            assert!(
+                (got - 1.48).abs() <= IMBALANCE_TOLERANCE,
+                "seed {seed}: {got}"
+            );
+            assert!(experts.network_imbalance() < 1.48 - IMBALANCE_TOLERANCE);
+            assert!(network.sigma > experts.sigma);
+            assert!(network.imbalance > 1.48 + IMBALANCE_TOLERANCE);
+            assert!(network.params_comment.contains("imbalance_of=network"));
+            assert!(!experts.params_comment.contains("imbalance_of"));
         }
     }
 

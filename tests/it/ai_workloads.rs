@@ -387,6 +387,10 @@ fn bad_moe_input_gets_one_line_naming_the_field_or_the_trace_line() {
             "dispatch",
         ),
         (
+            "ep_size = 8\nmoe.tokens_per_gpu = 8\nmoe.imbalance_of = \"servers\"",
+            "imbalance_of",
+        ),
+        (
             "ep_size = 8\nmoe.tokens_per_gpu = 8\nmodel = \"llama3-8b\"",
             "workload.model",
         ),
