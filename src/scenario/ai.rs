@@ -211,6 +211,14 @@ impl Scenario {
             (None, Some(0)) => bail_field!("workload.moe.tokens_per_gpu", "must be at least 1"),
             _ => {}
         }
+        if w.file.is_some() {
+            if let Some(field) = generator_field_set(m) {
+                bail_field!(
+                    &format!("workload.moe.{field}"),
+                    "not used with a trace file (workload.file): the trace gives the routing"
+                );
+            }
+        }
         if m.top_k == 0 || m.top_k > m.experts {
             bail_field!(
                 "workload.moe.top_k",
@@ -282,4 +290,21 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// The first `[workload.moe]` field set away from its default that only the synthetic
+/// generator reads (a trace file replaces it; a silent default would hide the mistake).
+fn generator_field_set(m: &MoeConfig) -> Option<&'static str> {
+    let d = MoeConfig::default();
+    [
+        ("experts", m.experts != d.experts),
+        ("top_k", m.top_k != d.top_k),
+        ("imbalance", m.imbalance != d.imbalance),
+        ("imbalance_of", m.imbalance_of != d.imbalance_of),
+        ("eplb", m.eplb != d.eplb),
+        ("redundant_experts", m.redundant_experts.is_some()),
+        ("dispatch", m.dispatch != d.dispatch),
+    ]
+    .into_iter()
+    .find_map(|(field, set)| set.then_some(field))
 }

@@ -399,6 +399,14 @@ fn bad_moe_input_gets_one_line_naming_the_field_or_the_trace_line() {
             "ep_size = 8\nfile = \"t.csv\"\nmoe.tokens_per_gpu = 8",
             "workload.moe.tokens_per_gpu",
         ),
+        (
+            "ep_size = 8\nfile = \"t.csv\"\nmoe.eplb = true",
+            "workload.moe.eplb",
+        ),
+        (
+            "ep_size = 8\nfile = \"t.csv\"\nmoe.imbalance_of = \"network\"",
+            "workload.moe.imbalance_of",
+        ),
     ] {
         assert_one_line_naming(&moe_toml(fields), field);
     }
