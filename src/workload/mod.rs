@@ -278,12 +278,17 @@ impl Workload {
     /// on flow `id` (the inverse of [`Workload::for_each_dep`]).
     pub fn for_each_dependent(&self, id: FlowId, mut f: impl FnMut(u32)) {
         let (src, i) = (crate::packet::flow_src(id), crate::packet::flow_index(id));
-        if let Some(j) = self.base_index(src, i) {
-            let dst = self.base.flow(src, j).dst;
-            let shift = self.background_of(dst).len() as u32;
-            let base = crate::packet::flow_id(src, j);
-            self.base.for_each_dependent(base, &mut |k| f(k + shift));
-        }
+        let Some(j) = self.base_index(src, i) else {
+            return;
+        };
+        // The dependents' indices shift by their host's background flows: only then is the
+        // flow's destination needed.
+        let shift = match &self.background {
+            None => 0,
+            Some(bg) => bg.of(self.base.flow(src, j).dst).len() as u32,
+        };
+        let base = crate::packet::flow_id(src, j);
+        self.base.for_each_dependent(base, &mut |k| f(k + shift));
     }
 
     /// The flow named by `id`.
