@@ -226,7 +226,7 @@ struct MoeTraceArgs {
     /// experts (token copies its experts receive) | network (tokens it receives over the
     /// scale-out network).
     #[arg(long, default_value = "experts")]
-    imbalance_of: weft::workload::moe_trace::ImbalanceOf,
+    imbalance_of: weft::scenario::MoeImbalanceOf,
     /// Replicate hot experts and repack them (EPLB).
     #[arg(long)]
     eplb: bool,
@@ -235,7 +235,7 @@ struct MoeTraceArgs {
     redundant_experts: Option<u32>,
     /// flat | hierarchical.
     #[arg(long, default_value = "hierarchical")]
-    dispatch: weft::workload::moe_trace::Dispatch,
+    dispatch: weft::scenario::MoeDispatch,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// The EP group (groups get independent draws).

@@ -8,15 +8,17 @@
 //! one it skips only (so penalties age with sends, not time), and gives up after P skips, sending
 //! on a penalised EV then. A clean ACK changes nothing.
 
-use super::host::Feedback;
+use super::host_policy::{BuildHost, Feedback, HostPolicy, PacketAt};
+use crate::packet::NO_VIA;
 use crate::scenario::LbConfig;
+use crate::topology::Fabric;
 use rand::Rng;
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
 
 /// The bitmap's parameters, the same for every flow of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BitmapParams {
+pub(crate) struct BitmapParams {
     /// EVs per flow P, a power of two: EVs are `0..paths`.
     pub paths: u32,
     pub ecn_penalty: u8,
@@ -28,7 +30,7 @@ pub struct BitmapParams {
 }
 
 impl BitmapParams {
-    pub fn new(cfg: &LbConfig) -> BitmapParams {
+    pub(crate) fn new(cfg: &LbConfig) -> BitmapParams {
         BitmapParams {
             paths: cfg.bitmap.paths,
             // Validated: each at most 255.
@@ -54,7 +56,7 @@ impl BitmapParams {
 /// A flow's bitmap state (sender side): P penalty bytes and the permutation walk, boxed and
 /// allocated only for `bitmap` and `mixed` flows.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BitmapState {
+pub(crate) struct BitmapState {
     /// Penalty of each EV (0: usable).
     penalty: Box<[u8]>,
     /// EVs whose penalty is above 0.
@@ -67,7 +69,7 @@ pub struct BitmapState {
 
 impl BitmapState {
     /// A new flow: no penalties, a random first permutation.
-    pub fn new(p: &BitmapParams, rng: &mut Pcg32) -> BitmapState {
+    pub(crate) fn new(p: &BitmapParams, rng: &mut Pcg32) -> BitmapState {
         BitmapState {
             penalty: vec![0; p.paths as usize].into_boxed_slice(),
             marked: 0,
@@ -99,7 +101,7 @@ impl BitmapState {
     }
 
     /// The EV of the next packet (retransmissions included).
-    pub fn next_entropy(&mut self, p: &BitmapParams, rng: &mut Pcg32) -> u16 {
+    pub(crate) fn next_entropy(&mut self, p: &BitmapParams, rng: &mut Pcg32) -> u16 {
         let mut ev = self.current();
         // UNVERIFIED UEC 1.0.3 rule: with over half the EVs marked, take the walk's EV as it
         // is. Its penalty still drops by one (as the first skipped EV's would) so that marks
@@ -126,7 +128,7 @@ impl BitmapState {
     }
 
     /// What became of a packet sent on `ev` (taken modulo P, as htsim masks it).
-    pub fn feedback(&mut self, p: &BitmapParams, ev: u16, what: Feedback) {
+    pub(crate) fn feedback(&mut self, p: &BitmapParams, ev: u16, what: Feedback) {
         let add = p.penalty(what);
         if add == 0 {
             return;
@@ -138,13 +140,51 @@ impl BitmapState {
         *pen = pen.saturating_add(add).min(p.max_penalty);
     }
 
-    pub fn penalty(&self, ev: u16) -> u8 {
+    #[cfg(test)]
+    pub(crate) fn penalty(&self, ev: u16) -> u8 {
         self.penalty[ev as usize]
     }
 
+    #[cfg(test)]
     /// EVs with a penalty above 0.
-    pub fn marked(&self) -> u32 {
+    pub(crate) fn marked(&self) -> u32 {
         self.marked
+    }
+}
+
+impl HostPolicy for BitmapParams {
+    type Flow = BitmapState;
+
+    fn new_flow(&self, _: u64, rng: &mut Pcg32) -> Option<BitmapState> {
+        Some(BitmapState::new(self, rng))
+    }
+
+    fn next_packet(
+        &self,
+        at: &PacketAt<'_>,
+        _: &mut u32,
+        flow: Option<&mut BitmapState>,
+        rng: &mut Pcg32,
+    ) -> (u16, u32) {
+        match flow {
+            Some(b) => (b.next_entropy(self, rng), NO_VIA),
+            None => at.echoed(),
+        }
+    }
+
+    fn feedback(&self, flow: &mut BitmapState, entropy: u16, what: Feedback, _: u64) {
+        flow.feedback(self, entropy, what);
+    }
+
+    /// The state and its penalty per EV.
+    fn flow_state_bytes(&self, _: u32) -> u64 {
+        (std::mem::size_of::<BitmapState>() + self.paths as usize) as u64
+    }
+}
+
+impl BuildHost for BitmapParams {
+    fn build(cfg: &LbConfig, _: bool, _: &Fabric) -> BitmapParams {
+        BitmapParams::new(cfg)
     }
 }
 

@@ -8,11 +8,12 @@
 //! The first code of a flow is random. Under link failures the pointer skips the codes
 //! whose path crosses an invalid port, so it cycles over the paths both ends still reach.
 
+use super::host_policy::{BuildHost, HostPolicy, PacketAt};
 use super::switch_policy::all_candidates;
 use super::switch_policy::{BuildSwitch, QueueView, SwitchCtx, SwitchPolicy};
 use super::LbShared;
 use crate::packet::NO_VIA;
-use crate::scenario::LbPolicy;
+use crate::scenario::{LbConfig, LbPolicy};
 use crate::topology::{contains, Fabric, NodeId, Route};
 use rand::Rng;
 use rand_pcg::Pcg32;
@@ -121,6 +122,35 @@ impl BuildSwitch for FollowPath {
 #[inline(never)]
 fn invalid_path_code(node: NodeId, port: u16) -> ! {
     panic!("a DRB path code sends a packet through failed port {port} of switch {node}")
+}
+
+/// DRB's host side: the next digit-reversed path code from the flow's pointer, for data and
+/// ACKs alike (the receiver keeps a pointer per flow too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Codes;
+
+impl HostPolicy for Codes {
+    type Flow = ();
+
+    fn next_packet(
+        &self,
+        at: &PacketAt<'_>,
+        code: &mut u32,
+        _: Option<&mut ()>,
+        rng: &mut Pcg32,
+    ) -> (u16, u32) {
+        (0, next_via(at.fabric, at.src, at.dst, code, rng))
+    }
+
+    fn needs_receiver_state(&self) -> bool {
+        true
+    }
+}
+
+impl BuildHost for Codes {
+    fn build(_: &LbConfig, _: bool, _: &Fabric) -> Codes {
+        Codes
+    }
 }
 
 #[cfg(test)]

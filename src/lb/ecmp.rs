@@ -4,10 +4,14 @@
 //! `Packet::hash_key`. Flow ids are numbered differently in the two simulators, so the same
 //! traffic is spread with the same function and statistics, not onto the same paths.
 
+use super::host_policy::{BuildHost, HostPolicy, PacketAt};
 use super::switch_policy::{BuildSwitch, QueueView, SwitchCtx, SwitchPolicy};
 use super::LbShared;
-use crate::scenario::LbPolicy;
+use crate::packet::NO_VIA;
+use crate::scenario::{LbConfig, LbPolicy};
 use crate::topology::{Fabric, NodeId};
+use rand::Rng;
+use rand_pcg::Pcg32;
 
 #[inline]
 pub fn jenkins_hash(flow: u32, entropy: u32, salt: u32) -> u32 {
@@ -54,6 +58,57 @@ impl BuildSwitch for Hash {
         Hash
     }
 }
+
+/// ECMP's host side: one entropy value per flow, drawn when it starts; ACKs echo their data
+/// packet's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PerFlow;
+
+impl HostPolicy for PerFlow {
+    type Flow = ();
+
+    fn next_packet(
+        &self,
+        at: &PacketAt<'_>,
+        _: &mut u32,
+        _: Option<&mut ()>,
+        _: &mut Pcg32,
+    ) -> (u16, u32) {
+        at.echoed()
+    }
+}
+
+impl BuildHost for PerFlow {
+    fn build(_: &LbConfig, _: bool, _: &Fabric) -> PerFlow {
+        PerFlow
+    }
+}
+
+// ANCHOR: host_policy
+/// RPS's host side: a fresh random entropy value per packet, ACKs included.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PerPacket;
+
+impl HostPolicy for PerPacket {
+    type Flow = ();
+
+    fn next_packet(
+        &self,
+        at: &PacketAt<'_>,
+        _: &mut u32,
+        _: Option<&mut ()>,
+        rng: &mut Pcg32,
+    ) -> (u16, u32) {
+        (rng.gen_range(0..at.entropy_paths) as u16, NO_VIA)
+    }
+}
+
+impl BuildHost for PerPacket {
+    fn build(_: &LbConfig, _: bool, _: &Fabric) -> PerPacket {
+        PerPacket
+    }
+}
+// ANCHOR_END: host_policy
 
 #[cfg(test)]
 mod tests {

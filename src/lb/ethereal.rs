@@ -26,33 +26,28 @@
 //! a of every pod).
 
 use super::drb;
+use super::host_policy::{BuildHost, FlowAt, HostPolicy, PacketAt};
+use super::subflow_loads::SubflowLoads;
 use super::ties::uniform_among;
 use crate::packet::NO_VIA;
+use crate::scenario::{LbConfig, Ties};
 use crate::topology::{Fabric, NodeId};
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
 
 /// Ethereal's parameters, the same for every host of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EtherealParams {
+pub(crate) struct EtherealParams {
     /// Most subflows per flow (s_max); unset: the number of paths.
     pub max_subflows: Option<u32>,
     /// Break ties between equally loaded choices at random rather than by lowest index.
     pub random_ties: bool,
 }
 
-/// A source host's active subflows by choice. `levels[t]` counts those whose path code's
-/// first t + 1 digits (the choices at tiers 1 ..= t + 1) are a given prefix, indexed by the
-/// prefix's value (`code mod w₁⋯w_{t+1}`). Sized on first use; empty under other policies.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SubflowLoads {
-    levels: Vec<Vec<u32>>,
-}
-
 /// A flow's subflows: the path code of each (empty: source and destination share an edge
 /// switch, nothing to choose), and the tier of their lowest common switches.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EtherealFlow {
+pub(crate) struct EtherealFlow {
     codes: Box<[u32]>,
     top: u8,
 }
@@ -60,134 +55,145 @@ pub struct EtherealFlow {
 impl EtherealFlow {
     /// The path code of packet `seq`: its subflow's.
     #[inline]
-    pub fn via(&self, seq: u32) -> u32 {
+    pub(crate) fn via(&self, seq: u32) -> u32 {
         match self.codes.len() {
             0 => NO_VIA,
             s => self.codes[seq as usize % s],
         }
     }
 
-    pub fn subflows(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn subflows(&self) -> usize {
         self.codes.len()
     }
 }
 
-impl SubflowLoads {
-    /// Splits a flow of `packets` packets from `src` to `dst` and assigns its subflows' paths.
-    pub fn assign(
-        &mut self,
-        fabric: &Fabric,
-        src: NodeId,
-        dst: NodeId,
-        packets: u64,
-        p: &EtherealParams,
+/// Splits a flow of `packets` packets from `src` to `dst` and assigns its subflows' paths.
+pub(crate) fn assign(
+    loads: &mut SubflowLoads,
+    fabric: &Fabric,
+    src: NodeId,
+    dst: NodeId,
+    packets: u64,
+    p: &EtherealParams,
+    rng: &mut Pcg32,
+) -> EtherealFlow {
+    let all = drb::path_count(fabric, src, dst);
+    let top = fabric.lca_tier(src, dst);
+    // Under link failures only the surviving paths count and are assigned (one subflow
+    // per path; Ethereal re-assigns a failed path's subflows to the least-loaded survivor).
+    let valid: Option<Vec<u32>> = fabric.has_failures().then(|| {
+        (0..all)
+            .filter(|&c| drb::code_is_valid(fabric, src, dst, c))
+            .collect()
+    });
+    let paths = valid.as_ref().map_or(all, |v| v.len() as u32);
+    let s = (paths as u64)
+        .min(p.max_subflows.unwrap_or(paths) as u64)
+        .min(packets);
+    let codes = (0..s)
+        .map(|_| pick(loads, fabric, top, p, valid.as_deref(), rng))
+        .collect();
+    EtherealFlow { codes, top }
+}
+
+/// The path of one new subflow whose lowest common switches are of tier `top`, counted;
+/// with `valid`, only a prefix of one of those codes is taken at each tier.
+fn pick(
+    loads: &mut SubflowLoads,
+    fabric: &Fabric,
+    top: u8,
+    p: &EtherealParams,
+    valid: Option<&[u32]>,
+    rng: &mut Pcg32,
+) -> u32 {
+    let (mut code, mut below) = (0u32, 1u32);
+    for t in 1..top {
+        let w = fabric.tier_uplinks(t) as u32;
+        let open = |d: &u32| {
+            let prefix = code + below * d;
+            valid.is_none_or(|v| v.iter().any(|&c| c % (below * w) == prefix))
+        };
+        let level = loads.level(t, below * w);
+        let load = |d: &u32| level[(code + below * d) as usize];
+        let least = (0..w)
+            .filter(open)
+            .map(|d| load(&d))
+            .min()
+            .expect("a surviving path");
+        let d = if p.random_ties {
+            uniform_among(|| 0..w, |d| open(d) && load(d) == least, rng) as u32
+        } else {
+            (0..w)
+                .find(|d| open(d) && load(d) == least)
+                .expect("a least loaded uplink")
+        };
+        code += below * d;
+        below *= w;
+    }
+    loads.count(fabric, top, code, 1);
+    code
+}
+
+/// The flow completed: its subflows are no longer active.
+pub(crate) fn release(loads: &mut SubflowLoads, fabric: &Fabric, flow: &EtherealFlow) {
+    for &code in flow.codes.iter() {
+        loads.count(fabric, flow.top, code, -1);
+    }
+}
+
+impl HostPolicy for EtherealParams {
+    type Flow = EtherealFlow;
+
+    fn assign_subflows(
+        &self,
+        at: &FlowAt<'_>,
+        loads: &mut SubflowLoads,
         rng: &mut Pcg32,
-    ) -> EtherealFlow {
-        let all = drb::path_count(fabric, src, dst);
-        let top = fabric.lca_tier(src, dst);
-        // Under link failures only the surviving paths count and are assigned (one subflow
-        // per path; Ethereal re-assigns a failed path's subflows to the least-loaded survivor).
-        let valid: Option<Vec<u32>> = fabric.has_failures().then(|| {
-            (0..all)
-                .filter(|&c| drb::code_is_valid(fabric, src, dst, c))
-                .collect()
-        });
-        let paths = valid.as_ref().map_or(all, |v| v.len() as u32);
-        let s = (paths as u64)
-            .min(p.max_subflows.unwrap_or(paths) as u64)
-            .min(packets);
-        let codes = (0..s)
-            .map(|_| self.pick(fabric, top, p, valid.as_deref(), rng))
-            .collect();
-        EtherealFlow { codes, top }
+    ) -> Option<EtherealFlow> {
+        Some(assign(
+            loads, at.fabric, at.src, at.dst, at.packets, self, rng,
+        ))
     }
 
-    /// The path of one new subflow whose lowest common switches are of tier `top`, counted;
-    /// with `valid`, only a prefix of one of those codes is taken at each tier.
-    fn pick(
-        &mut self,
-        fabric: &Fabric,
-        top: u8,
-        p: &EtherealParams,
-        valid: Option<&[u32]>,
-        rng: &mut Pcg32,
-    ) -> u32 {
-        let (mut code, mut below) = (0u32, 1u32);
-        for t in 1..top {
-            let w = fabric.tier_uplinks(t) as u32;
-            let open = |d: &u32| {
-                let prefix = code + below * d;
-                valid.is_none_or(|v| v.iter().any(|&c| c % (below * w) == prefix))
-            };
-            let level = self.level(t, below * w);
-            let load = |d: &u32| level[(code + below * d) as usize];
-            let least = (0..w)
-                .filter(open)
-                .map(|d| load(&d))
-                .min()
-                .expect("a surviving path");
-            let d = if p.random_ties {
-                uniform_among(|| 0..w, |d| open(d) && load(d) == least, rng) as u32
-            } else {
-                (0..w)
-                    .find(|d| open(d) && load(d) == least)
-                    .expect("a least loaded uplink")
-            };
-            code += below * d;
-            below *= w;
-        }
-        self.count(fabric, top, code, 1);
-        code
+    fn end_flow(&self, fabric: &Fabric, flow: &EtherealFlow, loads: &mut SubflowLoads) {
+        release(loads, fabric, flow);
     }
 
-    /// Counters of the choices at tier `t`, at least `len` of them.
-    fn level(&mut self, t: u8, len: u32) -> &mut Vec<u32> {
-        let i = t as usize - 1;
-        if self.levels.len() <= i {
-            self.levels.resize(i + 1, Vec::new());
-        }
-        let level = &mut self.levels[i];
-        if level.len() < len as usize {
-            level.resize(len as usize, 0);
-        }
-        level
-    }
-
-    /// Adds `delta` (±1) to every counter on path `code`'s prefixes.
-    fn count(&mut self, fabric: &Fabric, top: u8, code: u32, delta: i32) {
-        let mut below = 1u32;
-        for t in 1..top {
-            below *= fabric.tier_uplinks(t) as u32;
-            let c = &mut self.level(t, below)[(code % below) as usize];
-            *c = c
-                .checked_add_signed(delta)
-                .expect("subflow counts stay ≥ 0");
+    /// Data carry their path code as entropy value too, so that the ACK, which echoes it, can
+    /// follow the same code back: the reverse path.
+    fn next_packet(
+        &self,
+        at: &PacketAt<'_>,
+        _: &mut u32,
+        flow: Option<&mut EtherealFlow>,
+        _: &mut Pcg32,
+    ) -> (u16, u32) {
+        match flow {
+            Some(e) => match e.via(at.seq) {
+                NO_VIA => (at.flow_entropy, NO_VIA),
+                via => (via as u16, via),
+            },
+            None => match (at.echo, drb::path_count(at.fabric, at.src, at.dst)) {
+                (Some(code), n) if n > 0 => (code, code as u32),
+                _ => at.echoed(),
+            },
         }
     }
 
-    /// The flow completed: its subflows are no longer active.
-    pub fn release(&mut self, fabric: &Fabric, flow: &EtherealFlow) {
-        for &code in flow.codes.iter() {
-            self.count(fabric, flow.top, code, -1);
+    /// The state and a path code per subflow.
+    fn flow_state_bytes(&self, max_paths: u32) -> u64 {
+        let s = self.max_subflows.unwrap_or(max_paths).min(max_paths) as usize;
+        (std::mem::size_of::<EtherealFlow>() + 4 * s) as u64
+    }
+}
+
+impl BuildHost for EtherealParams {
+    fn build(cfg: &LbConfig, _: bool, _: &Fabric) -> EtherealParams {
+        EtherealParams {
+            max_subflows: cfg.ethereal.max_subflows,
+            random_ties: cfg.ethereal.ties == Ties::Random,
         }
-    }
-
-    /// Active subflows whose first hop is uplink `u` of the source's edge switch.
-    pub fn first_hop(&self, u: u32) -> u32 {
-        self.levels
-            .first()
-            .and_then(|l| l.get(u as usize))
-            .copied()
-            .unwrap_or(0)
-    }
-
-    /// Active subflows whose path code's first two digits are `prefix` (`d₁ + w₁·d₂`).
-    pub fn second_hop(&self, prefix: u32) -> u32 {
-        self.levels
-            .get(1)
-            .and_then(|l| l.get(prefix as usize))
-            .copied()
-            .unwrap_or(0)
     }
 }
 
@@ -243,7 +249,7 @@ mod tests {
             let mut loads = SubflowLoads::default();
             let p = params(Some(2), random_ties);
             for dst in [20, 40, 60, 80, 100, 120] {
-                let flow = loads.assign(&f, 0, dst, 256, &p, &mut rng);
+                let flow = assign(&mut loads, &f, 0, dst, 256, &p, &mut rng);
                 assert_eq!(flow.subflows(), 2);
             }
             assert_eq!(
@@ -256,7 +262,7 @@ mod tests {
             let p = params(Some(3), random_ties);
             let flows: Vec<_> = [5, 9, 70, 127]
                 .iter()
-                .map(|&dst| loads.assign(&f, 0, dst, 256, &p, &mut rng))
+                .map(|&dst| assign(&mut loads, &f, 0, dst, 256, &p, &mut rng))
                 .collect();
             assert_eq!(
                 (0..4).map(|u| loads.first_hop(u)).collect::<Vec<_>>(),
@@ -267,7 +273,10 @@ mod tests {
             let mut all = SubflowLoads::default();
             let p = params(None, random_ties);
             for dst in [16, 32, 127] {
-                assert_eq!(all.assign(&f, 0, dst, 256, &p, &mut rng).subflows(), 16);
+                assert_eq!(
+                    assign(&mut all, &f, 0, dst, 256, &p, &mut rng).subflows(),
+                    16
+                );
             }
             assert_eq!(
                 (0..4).map(|u| all.first_hop(u)).collect::<Vec<_>>(),
@@ -279,9 +288,9 @@ mod tests {
             );
             // Completion releases every subflow.
             for flow in &flows {
-                loads.release(&f, flow);
+                release(&mut loads, &f, flow);
             }
-            assert_eq!(loads.levels.iter().flatten().sum::<u32>(), 0);
+            assert_eq!(loads.total(), 0);
         }
     }
 
@@ -291,14 +300,25 @@ mod tests {
         let mut rng = stream(1, 0, Purpose::HostLb);
         let mut loads = SubflowLoads::default();
         let lowest = params(None, false);
-        assert_eq!(loads.assign(&f, 0, 1, 256, &lowest, &mut rng).subflows(), 0);
-        let intra = loads.assign(&f, 0, 5, 256, &lowest, &mut rng);
+        assert_eq!(
+            assign(&mut loads, &f, 0, 1, 256, &lowest, &mut rng).subflows(),
+            0
+        );
+        let intra = assign(&mut loads, &f, 0, 5, 256, &lowest, &mut rng);
         assert_eq!(intra.subflows(), 4, "one per aggregation switch");
         assert_eq!(intra.codes[..], [0, 1, 2, 3]);
-        let short = loads.assign(&f, 0, 127, 3, &lowest, &mut rng);
+        let short = assign(&mut loads, &f, 0, 127, 3, &lowest, &mut rng);
         // Every uplink carries one subflow: the lowest index first, then the lowest core.
         assert_eq!(short.codes[..], [0, 1, 2]);
-        let capped = loads.assign(&f, 0, 127, 256, &params(Some(5), false), &mut rng);
+        let capped = assign(
+            &mut loads,
+            &f,
+            0,
+            127,
+            256,
+            &params(Some(5), false),
+            &mut rng,
+        );
         // Loads before: uplinks [2, 2, 2, 1] (the intra-pod flow's 4, then 0, 1, 2 for the
         // short one); core 0 taken under uplinks 0, 1, 2.
         // Pick 1: uplink 3, core 0 → code 3; uplinks [2, 2, 2, 2].
@@ -316,7 +336,7 @@ mod tests {
         let mut loads = SubflowLoads::default();
         let p = params(None, true);
         for dst in [127, 9] {
-            let flow = loads.assign(&f, 0, dst, 100, &p, &mut rng);
+            let flow = assign(&mut loads, &f, 0, dst, 100, &p, &mut rng);
             let s = flow.subflows() as u32;
             let mut paths: Vec<Option<Vec<NodeId>>> = vec![None; s as usize];
             // Every packet twice (a retransmission takes its subflow's path again).
@@ -343,7 +363,8 @@ mod tests {
         s.topology.k = 8;
         let f = Fabric::build(&s);
         let mut loads = SubflowLoads::default();
-        let flow = loads.assign(
+        let flow = assign(
+            &mut loads,
             &f,
             0,
             20,

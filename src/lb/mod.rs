@@ -1,12 +1,13 @@
-//! Load balancing. Switch policies ([`SwitchLb`]) choose among the candidate ports a route
-//! offers; host policies ([`HostLb`]) choose the entropy value (ECMP, RPS, REPS) or the path
+//! Load balancing. Switch policies (`SwitchLb`) choose among the candidate ports a route
+//! offers; host policies (`HostLb`) choose the entropy value (ECMP, RPS, REPS) or the path
 //! code (DRB) that switches then act on, and receive the transport's per-packet feedback. Dispatch
 //! is by enum, never a trait object on the per-packet path.
 //!
 //! The policy table is the registry `scenario::lb_policies!`: one line per `lb.policy` names
 //! its switch-side type (implementing `switch_policy::SwitchPolicy` and `BuildSwitch`) and
-//! its host-side function; [`SwitchLb`] and [`host_lb`] are derived from it. Adding a switch
-//! policy: a file here with its type (and its `mod` line) and one registry line.
+//! its host-side type (implementing `host_policy::HostPolicy` and `BuildHost`); `SwitchLb`
+//! (`switch.rs`) and `HostLb` (`host.rs`) are derived from it. Adding a policy: a file here
+//! with its types (and its `mod` line) and one registry line.
 //!
 //! A policy sees only what its node could see: its own ports, its own state, the packet, and
 //! (hosts) feedback carried back by packets. Nothing global at run time.
@@ -27,6 +28,7 @@ pub mod ecmp;
 pub(crate) mod ethereal;
 pub(crate) mod flowlet;
 pub(crate) mod host;
+pub(crate) mod host_policy;
 pub(crate) mod jsq;
 pub mod ofan;
 pub(crate) mod psp;
@@ -38,6 +40,7 @@ pub(crate) mod sglb;
 pub(crate) mod simple_rr;
 pub(crate) mod stale;
 pub(crate) mod static_route;
+pub(crate) mod subflow_loads;
 pub(crate) mod switch;
 pub(crate) mod switch_policy;
 pub(crate) mod ties;
@@ -45,8 +48,8 @@ pub(crate) mod topk;
 pub(crate) mod uec_mixed;
 pub(crate) mod valiant;
 
-pub use ethereal::SubflowLoads;
-pub use host::{Feedback, FlowPath, HostLb};
+pub(crate) use host::{Feedback, FlowPath, HostLb};
+pub(crate) use subflow_loads::SubflowLoads;
 #[cfg(test)]
 pub(crate) use switch::Probe;
 pub(crate) use switch::SwitchLb;
@@ -68,35 +71,15 @@ impl QueueView for TestQueues {
 }
 
 use crate::rng::{stream, Purpose};
-use crate::scenario::{lb_policies, LbConfig, LbPolicy, SwitchGranularity};
+use crate::scenario::{LbConfig, LbPolicy, SwitchGranularity};
 use crate::topology::pgft::routing::StaticRouting;
 use crate::topology::Fabric;
 use ofan::PortOrders;
 
-/// `lb_policies!`'s callback for the host side: each policy's `host` function.
-macro_rules! host_lb_table {
-    ($(
-        $(#[$meta:meta])* $Variant:ident => $key:literal, $facts:ident,
-        switch: $switch:ty, host: $host:path;
-    )+) => {
-        /// The host side of `cfg.policy`, from its registry line. `trimming`: switches trim
-        /// (REPS reads every timeout as a suspected failure then). Valiant's host side draws
-        /// from every intermediate here; [`LbShared::new`] sets its subset (which needs the
-        /// fabric).
-        pub(crate) fn host_lb(cfg: &LbConfig, trimming: bool) -> HostLb {
-            match cfg.policy {
-                $( LbPolicy::$Variant => $host(cfg, trimming), )+
-            }
-        }
-    };
-}
-
-lb_policies!(host_lb_table);
-
 /// LB configuration shared by every switch of a run, built once from the scenario.
 pub struct LbShared {
     pub cfg: LbConfig,
-    pub host: HostLb,
+    pub(crate) host: HostLb,
     /// Route control packets by ECMP hash instead of the policy.
     pub ack_ecmp: bool,
     /// Ofan port orders, one per distinct uplink count (empty for other policies).
@@ -134,12 +117,7 @@ impl LbShared {
         trimming: bool,
         buffer_bytes: u64,
     ) -> LbShared {
-        let mut host = host_lb(cfg, trimming);
-        if let HostLb::Valiant { subset, .. } = &mut host {
-            // Checked by `Model::build`.
-            *subset = valiant::codes_of(fabric, &cfg.valiant.intermediates)
-                .expect("lb.valiant.intermediates are top-tier switches");
-        }
+        let host = HostLb::new(cfg, trimming, fabric);
         let node_policy = mixed_policies(cfg, fabric, seed);
         let uses = |p: fn(&LbPolicy) -> bool| p(&cfg.policy) || node_policy.iter().any(p);
         let orders = if uses(|p| matches!(p, LbPolicy::Ofan | LbPolicy::Pofan)) {

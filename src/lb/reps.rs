@@ -13,9 +13,11 @@
 //! ECN, or a last-hop NACK without ECN: incast, not a bad path) recycles the EV; `Ecn`,
 //! `Nack` (a trim before the last hop) and `Timeout` do not.
 
-use super::host::Feedback;
+use super::host_policy::{BuildHost, Feedback, HostPolicy, PacketAt};
+use crate::packet::NO_VIA;
 use crate::scenario::LbConfig;
 use crate::time::PS_PER_US;
+use crate::topology::Fabric;
 use rand::Rng;
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
@@ -193,6 +195,41 @@ impl RepsState {
     /// Slots written since the last reset.
     pub fn count(&self) -> u8 {
         self.count
+    }
+}
+
+impl HostPolicy for RepsParams {
+    type Flow = RepsState;
+
+    /// After a freeze the flow explores `explore_pkts` packets, else its path's BDP.
+    fn new_flow(&self, bdp_pkts: u64, _: &mut Pcg32) -> Option<RepsState> {
+        let explore = self
+            .explore_pkts
+            .unwrap_or(bdp_pkts.min(u16::MAX as u64) as u16);
+        Some(RepsState::new(explore))
+    }
+
+    fn next_packet(
+        &self,
+        at: &PacketAt<'_>,
+        _: &mut u32,
+        flow: Option<&mut RepsState>,
+        rng: &mut Pcg32,
+    ) -> (u16, u32) {
+        match flow {
+            Some(r) => (r.next_entropy(self, at.entropy_paths, rng), NO_VIA),
+            None => at.echoed(),
+        }
+    }
+
+    fn feedback(&self, flow: &mut RepsState, entropy: u16, what: Feedback, now_ps: u64) {
+        flow.feedback(self, entropy, what, now_ps);
+    }
+}
+
+impl BuildHost for RepsParams {
+    fn build(cfg: &LbConfig, trimming: bool, _: &Fabric) -> RepsParams {
+        RepsParams::new(cfg, trimming)
     }
 }
 

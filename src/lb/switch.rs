@@ -33,7 +33,7 @@ macro_rules! switch_lb {
     };
     ($(
         $(#[$meta:meta])* $V:ident => $key:literal, $facts:ident,
-        switch: $switch:ty, host: $host:path;
+        switch: $switch:ty, host: $host:ty;
     )+) => {
         /// Per-switch LB state: the policy's own (one variant per `lb.policy`, named as the
         /// policy), or a queue-aware policy behind a stale snapshot.

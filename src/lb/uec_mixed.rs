@@ -9,22 +9,24 @@
 //! when ACKs outrun sends.
 
 use super::bitmap::{BitmapParams, BitmapState};
-use super::host::Feedback;
+use super::host_policy::{BuildHost, Feedback, HostPolicy, PacketAt};
 use super::reps::{RepsParams, RepsState};
+use crate::packet::NO_VIA;
 use crate::scenario::LbConfig;
+use crate::topology::Fabric;
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
 
 /// The parameters of both halves.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct MixedParams {
+pub(crate) struct MixedParams {
     pub bitmap: BitmapParams,
     /// REPS's buffer size; never freezes, never explores.
     pub reps: RepsParams,
 }
 
 impl MixedParams {
-    pub fn new(cfg: &LbConfig) -> MixedParams {
+    pub(crate) fn new(cfg: &LbConfig) -> MixedParams {
         MixedParams {
             bitmap: BitmapParams::new(cfg),
             reps: RepsParams {
@@ -38,13 +40,13 @@ impl MixedParams {
 
 /// A flow's mixed state (sender side).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MixedState {
+pub(crate) struct MixedState {
     pub recycled: RepsState,
     pub bitmap: BitmapState,
 }
 
 impl MixedState {
-    pub fn new(p: &MixedParams, rng: &mut Pcg32) -> MixedState {
+    pub(crate) fn new(p: &MixedParams, rng: &mut Pcg32) -> MixedState {
         MixedState {
             recycled: RepsState::new(0),
             bitmap: BitmapState::new(&p.bitmap, rng),
@@ -52,7 +54,7 @@ impl MixedState {
     }
 
     /// A recycled good EV if one is cached, else the bitmap's (which then advances its walk).
-    pub fn next_entropy(&mut self, p: &MixedParams, rng: &mut Pcg32) -> u16 {
+    pub(crate) fn next_entropy(&mut self, p: &MixedParams, rng: &mut Pcg32) -> u16 {
         match self.recycled.pop_fresh(&p.reps) {
             Some(ev) => ev,
             None => self.bitmap.next_entropy(&p.bitmap, rng),
@@ -60,9 +62,45 @@ impl MixedState {
     }
 
     /// Feedback for both halves: a good EV is cached, a bad one penalised.
-    pub fn feedback(&mut self, p: &MixedParams, ev: u16, what: Feedback, now_ps: u64) {
+    pub(crate) fn feedback(&mut self, p: &MixedParams, ev: u16, what: Feedback, now_ps: u64) {
         self.bitmap.feedback(&p.bitmap, ev, what);
         self.recycled.feedback(&p.reps, ev, what, now_ps);
+    }
+}
+
+impl HostPolicy for MixedParams {
+    type Flow = MixedState;
+
+    fn new_flow(&self, _: u64, rng: &mut Pcg32) -> Option<MixedState> {
+        Some(MixedState::new(self, rng))
+    }
+
+    fn next_packet(
+        &self,
+        at: &PacketAt<'_>,
+        _: &mut u32,
+        flow: Option<&mut MixedState>,
+        rng: &mut Pcg32,
+    ) -> (u16, u32) {
+        match flow {
+            Some(m) => (m.next_entropy(self, rng), NO_VIA),
+            None => at.echoed(),
+        }
+    }
+
+    fn feedback(&self, flow: &mut MixedState, entropy: u16, what: Feedback, now_ps: u64) {
+        flow.feedback(self, entropy, what, now_ps);
+    }
+
+    /// The state and the bitmap's penalty per EV.
+    fn flow_state_bytes(&self, _: u32) -> u64 {
+        (std::mem::size_of::<MixedState>() + self.bitmap.paths as usize) as u64
+    }
+}
+
+impl BuildHost for MixedParams {
+    fn build(cfg: &LbConfig, _: bool, _: &Fabric) -> MixedParams {
+        MixedParams::new(cfg)
     }
 }
 

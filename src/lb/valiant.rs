@@ -27,7 +27,9 @@
 //! path: the lower bound is still a bound, and the CCT increase includes Valiant's detour.
 
 use super::drb::digit_divisor;
+use super::host_policy::{BuildHost, HostPolicy, PacketAt};
 use crate::packet::{flags, Packet, NO_VIA};
+use crate::scenario::{LbConfig, ValiantGranularity};
 use crate::topology::{Fabric, NodeId, Route};
 use rand::Rng;
 use rand_pcg::Pcg32;
@@ -163,6 +165,55 @@ pub(crate) fn route<'a>(
         return fabric.route(node, pkt.dst, now_ps);
     }
     fabric.route_up(node, now_ps)
+}
+
+/// Valiant's host side: a random intermediate top-tier switch per data packet (or per flow)
+/// as a path code, from the codes of `subset` (`lb.valiant.intermediates`; empty: all).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ValiantHost {
+    per_flow: bool,
+    subset: Vec<u32>,
+}
+
+impl HostPolicy for ValiantHost {
+    type Flow = ();
+
+    fn next_packet(
+        &self,
+        at: &PacketAt<'_>,
+        code: &mut u32,
+        _: Option<&mut ()>,
+        rng: &mut Pcg32,
+    ) -> (u16, u32) {
+        if at.echo.is_some() {
+            return (0, NO_VIA); // ACKs take the minimal route, hashed per flow.
+        }
+        let (f, per_flow) = (at.fabric, self.per_flow);
+        (
+            0,
+            next_via(f, at.src, at.dst, per_flow, &self.subset, code, rng),
+        )
+    }
+
+    /// The "climbing" mark of a data packet on its way to the intermediate.
+    fn data_flags(&self, via: u32) -> u8 {
+        if via != NO_VIA {
+            flags::VALIANT_UP
+        } else {
+            0
+        }
+    }
+}
+
+impl BuildHost for ValiantHost {
+    fn build(cfg: &LbConfig, _: bool, fabric: &Fabric) -> ValiantHost {
+        ValiantHost {
+            per_flow: cfg.valiant.granularity == ValiantGranularity::Flow,
+            // Checked by `Model::build`.
+            subset: codes_of(fabric, &cfg.valiant.intermediates)
+                .expect("lb.valiant.intermediates are top-tier switches"),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@ use super::registry::registry;
 
 /// The one list of LB policies: per policy its doc, variant, scenario name, group (the
 /// [`Facts`] constant below), the type that runs it at a switch (a path in `crate::lb`, which
-/// implements `lb::switch_policy::BuildSwitch`) and the function that makes its host side (in
-/// `crate::lb`). Adding a policy is its file plus one line here.
+/// implements `lb::switch_policy::BuildSwitch`) and the type that runs its host side (a path in `crate::lb`, which
+/// implements `lb::host_policy::BuildHost`; `Fixed`: entropy 0, switches decide alone). Adding a policy is its file plus one line here.
 ///
 /// `lb_policies!(then)` hands the list to the macro `then`: here [`lb_policy_enum`] makes
 /// the `LbPolicy` enum and its facts, and in `lb` the per-switch enum and the host-side table
@@ -16,70 +16,70 @@ macro_rules! lb_policies {
         $then! {
             /// Per-flow hashing: a flow draws one entropy value at start; switches hash (flow key,
             /// entropy, per-switch salt) as htsim's `freeBSDHash`.
-            Ecmp => "ecmp", HOST_SIDE, switch: ecmp::Hash, host: HostLb::ecmp;
+            Ecmp => "ecmp", HOST_SIDE, switch: ecmp::Hash, host: ecmp::PerFlow;
             /// Random packet spraying: hosts draw a fresh entropy value per packet; switches
             /// hash as ECMP.
-            Rps => "rps", HOST_SIDE, switch: ecmp::Hash, host: HostLb::rps;
+            Rps => "rps", HOST_SIDE, switch: ecmp::Hash, host: ecmp::PerPacket;
             /// Switches pick a uniformly random uplink per packet.
-            Rsq => "rsq", SWITCH_ONLY, switch: rsq::Rsq, host: HostLb::fixed;
+            Rsq => "rsq", SWITCH_ONLY, switch: rsq::Rsq, host: Fixed;
             /// One round-robin pointer per switch over its uplinks, random start (ACKs hashed:
             /// `lb.ack_ecmp`).
-            SimpleRr => "simple_rr", SWITCH_ONLY, switch: simple_rr::SimpleRr, host: HostLb::fixed;
+            SimpleRr => "simple_rr", SWITCH_ONLY, switch: simple_rr::SimpleRr, host: Fixed;
             // ANCHOR: jsq
             /// The uplink with the fewest queued bytes, uniform among ties.
-            Jsq => "jsq", QUEUE_AWARE, switch: jsq::Jsq, host: HostLb::fixed;
+            Jsq => "jsq", QUEUE_AWARE, switch: jsq::Jsq, host: Fixed;
             // ANCHOR_END: jsq
             /// The Ofan paper's Choice: the less loaded of two distinct random uplinks
             /// (DRILL(2, 0)).
-            Choice => "choice", QUEUE_AWARE, switch: choice::Choice, host: HostLb::fixed;
+            Choice => "choice", QUEUE_AWARE, switch: choice::Choice, host: Fixed;
             /// DRILL(d, m) (`lb.drill.d`, `lb.drill.m`): the least loaded of d random uplinks and m
             /// remembered ones.
-            Drill => "drill", QUEUE_AWARE, switch: drill::Drill, host: HostLb::fixed;
+            Drill => "drill", QUEUE_AWARE, switch: drill::Drill, host: Fixed;
             /// Uniform among the k uplinks with the fewest queued bytes (`lb.topk.k`).
-            Topk => "topk", QUEUE_AWARE, switch: topk::TopkSwitch, host: HostLb::fixed;
+            Topk => "topk", QUEUE_AWARE, switch: topk::TopkSwitch, host: Fixed;
             /// Digit-reversal bouncing: per-flow pointers walk the lowest-common-layer switches in
             /// digit-reversed order.
-            Drb => "drb", HOST_SIDE, switch: drb::FollowPath, host: HostLb::drb;
+            Drb => "drb", HOST_SIDE, switch: drb::FollowPath, host: drb::Codes;
             /// The Ofan paper's per-destination round-robin pointers with permuted port orders.
-            Ofan => "ofan", SWITCH_ONLY, switch: ofan::OfanSwitch, host: HostLb::fixed;
+            Ofan => "ofan", SWITCH_ONLY, switch: ofan::OfanSwitch, host: Fixed;
             /// Ofan with pointer sets shared per pipe of `lb.pipe_ports` ingress ports.
-            Pofan => "pofan", SWITCH_ONLY, switch: ofan::OfanSwitch, host: HostLb::fixed;
+            Pofan => "pofan", SWITCH_ONLY, switch: ofan::OfanSwitch, host: Fixed;
             /// REPS: each flow recycles entropy values acknowledged without ECN (`[lb.reps]`).
-            Reps => "reps", FEEDBACK, switch: ecmp::Hash, host: HostLb::reps;
+            Reps => "reps", FEEDBACK, switch: ecmp::Hash, host: reps::RepsParams;
             /// Spectrum-X-style adaptive routing: the uplink of the lowest quantized queue level
             /// (`[lb.ar]`).
-            Ar => "ar", SWITCH_ONLY, switch: ar::ArSwitch, host: HostLb::fixed;
+            Ar => "ar", SWITCH_ONLY, switch: ar::ArSwitch, host: Fixed;
             /// The PSP paper's band-weighted random choice of uplink (`[lb.psp]`).
-            Psp => "psp", QUEUE_AWARE, switch: psp_switch::Banded, host: HostLb::fixed;
+            Psp => "psp", QUEUE_AWARE, switch: psp_switch::Banded, host: Fixed;
             /// Uniform among the uplinks in the lowest PSP band (`[lb.psp]`).
-            BandJsq => "band_jsq", QUEUE_AWARE, switch: psp_switch::Banded, host: HostLb::fixed;
+            BandJsq => "band_jsq", QUEUE_AWARE, switch: psp_switch::Banded, host: Fixed;
             /// Broadcom DLB: the best quality band from queue and utilization levels (`[lb.dlb]`).
-            Dlb => "dlb", QUEUE_AWARE, switch: dlb::DlbSwitch, host: HostLb::fixed;
+            Dlb => "dlb", QUEUE_AWARE, switch: dlb::DlbSwitch, host: Fixed;
             /// Valiant load balancing: through a random top-tier switch per packet or flow
             /// (`[lb.valiant]`).
-            Valiant => "valiant", HOST_SIDE, switch: drb::FollowPath, host: HostLb::valiant;
+            Valiant => "valiant", HOST_SIDE, switch: drb::FollowPath, host: valiant::ValiantHost;
             /// UEC's per-EV penalty bitmap (htsim `UecMpBitmap`).
-            Bitmap => "bitmap", FEEDBACK, switch: ecmp::Hash, host: HostLb::bitmap;
+            Bitmap => "bitmap", FEEDBACK, switch: ecmp::Hash, host: bitmap::BitmapParams;
             /// UEC's recycled good EVs, else the bitmap (htsim `UecMpMixed`); not `lb.mixed`.
-            UecMixed => "mixed", FEEDBACK, switch: ecmp::Hash, host: HostLb::mixed;
+            UecMixed => "mixed", FEEDBACK, switch: ecmp::Hash, host: uec_mixed::MixedParams;
             /// Ethereal: each flow split into subflows, one per path through the lowest common
             /// layer (`[lb.ethereal]`).
-            Ethereal => "ethereal", HOST_SIDE, switch: drb::FollowPath, host: HostLb::ethereal;
+            Ethereal => "ethereal", HOST_SIDE, switch: drb::FollowPath, host: ethereal::EtherealParams;
             /// CONGA, adapted per packet: leaf-to-leaf congestion feedback (`[lb.conga]`).
-            Conga => "conga", EVERY_SWITCH, switch: Box<conga::Conga>, host: HostLb::fixed;
+            Conga => "conga", EVERY_SWITCH, switch: Box<conga::Conga>, host: Fixed;
             /// ByteDance SGLB: DLB quality combined with the upper switches' adverts (`[lb.sglb]`).
-            Sglb => "sglb", EVERY_SWITCH, switch: Box<sglb::Sglb>, host: HostLb::fixed;
+            Sglb => "sglb", EVERY_SWITCH, switch: Box<sglb::Sglb>, host: Fixed;
             /// Static PGFT routings (the PGFT routing paper; Zahavi's D-mod-k), this one D-mod-k: a
             /// fixed port per destination.
-            Dmodk => "dmodk", SWITCH_ONLY, switch: static_route::Static, host: HostLb::fixed;
+            Dmodk => "dmodk", SWITCH_ONLY, switch: static_route::Static, host: Fixed;
             /// S-mod-k: a fixed port per source.
-            Smodk => "smodk", SWITCH_ONLY, switch: static_route::Static, host: HostLb::fixed;
+            Smodk => "smodk", SWITCH_ONLY, switch: static_route::Static, host: Fixed;
             /// D-mod-k over grouped ids (node types, `[topology.pgft]`).
-            Gdmodk => "gdmodk", SWITCH_ONLY, switch: static_route::Static, host: HostLb::fixed;
+            Gdmodk => "gdmodk", SWITCH_ONLY, switch: static_route::Static, host: Fixed;
             /// S-mod-k over grouped ids (node types, `[topology.pgft]`).
-            Gsmodk => "gsmodk", SWITCH_ONLY, switch: static_route::Static, host: HostLb::fixed;
+            Gsmodk => "gsmodk", SWITCH_ONLY, switch: static_route::Static, host: Fixed;
             /// A random port per (switch, destination), drawn from the seed.
-            Random => "random", SWITCH_ONLY, switch: static_route::Static, host: HostLb::fixed;
+            Random => "random", SWITCH_ONLY, switch: static_route::Static, host: Fixed;
         }
     };
 }
@@ -90,7 +90,7 @@ pub(crate) use lb_policies;
 macro_rules! lb_policy_enum {
     ($(
         $(#[$meta:meta])* $Variant:ident => $key:literal, $facts:ident,
-        switch: $switch:ty, host: $host:path;
+        switch: $switch:ty, host: $host:ty;
     )+) => {
         registry! {
             /// `lb.policy`: every switch and host LB policy weft runs.

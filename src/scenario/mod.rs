@@ -924,27 +924,30 @@ pub enum Fsdp2Mode {
     Ring,
 }
 
-/// `workload.moe.dispatch`: how tokens cross servers.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum MoeDispatch {
-    /// Every token goes once to each destination GPU on another server.
-    Flat,
-    /// DeepEP: once per destination server, to the GPU of the sender's local rank there,
-    /// then NVLink fan-out (reported, not simulated).
-    #[default]
-    Hierarchical,
+registry! {
+    /// `workload.moe.dispatch`: how tokens cross servers.
+    #[derive(Default)]
+    pub enum MoeDispatch {
+        /// Every token goes once to each destination GPU on another server.
+        Flat => "flat",
+        /// DeepEP: once per destination server, to the GPU of the sender's local rank there,
+        /// then NVLink fan-out (reported, not simulated).
+        #[default]
+        Hierarchical => "hierarchical",
+    }
 }
 
-/// What `workload.moe.imbalance` measures per GPU.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum MoeImbalanceOf {
-    /// The token copies its experts receive.
-    #[default]
-    Experts,
-    /// The tokens it receives over the scale-out network.
-    Network,
+registry! {
+    /// What `workload.moe.imbalance` measures per GPU (its max / mean over GPUs).
+    #[derive(Default)]
+    pub enum MoeImbalanceOf {
+        /// The token copies its experts receive (not deduplicated; NVLink copies included).
+        #[default]
+        Experts => "experts",
+        /// The tokens it receives over the scale-out network (the matrix's column sums, what
+        /// its network downlink carries).
+        Network => "network",
+    }
 }
 
 /// `[workload.moe]`: the synthetic routing generator (`workload::moe_trace`), used when

@@ -2,7 +2,8 @@
 //! control, workload and fabric kind gives the variant, its scenario name and its doc, and
 //! [`registry!`] derives from that one list the enum (with its serde name and schema, which the
 //! generated scenario reference reads), `ALL` (every variant, in registry order: the tests that
-//! loop over every policy, `--help` texts and validation messages use it) and `name()`.
+//! loop over every policy, `--help` texts and validation messages use it), `name()` and
+//! `FromStr` (the command line's options).
 //!
 //! Why a macro and not a hand-kept array: a variant left out of a hand-kept `ALL` silently
 //! drops out of every test that loops over it; here adding the variant's line is the only way
@@ -39,6 +40,17 @@ macro_rules! registry {
                 }
             }
         }
+
+        /// Parses a scenario name (command-line options take these); the error lists them.
+        impl std::str::FromStr for $Name {
+            type Err = String;
+            fn from_str(s: &str) -> std::result::Result<$Name, String> {
+                $Name::ALL.into_iter().find(|v| v.name() == s).ok_or_else(|| {
+                    let names: Vec<&str> = $Name::ALL.iter().map(|v| v.name()).collect();
+                    format!("\"{s}\" is not one of {}", names.join(", "))
+                })
+            }
+        }
     };
 }
 
@@ -46,13 +58,16 @@ pub(crate) use registry;
 
 #[cfg(test)]
 mod tests {
-    use crate::scenario::{CcKind, Collective, LbPolicy, TopologyKind, WorkloadKind};
+    use crate::scenario::{CcKind, Collective, LbPolicy, MoeDispatch, MoeImbalanceOf};
+    use crate::scenario::{TopologyKind, WorkloadKind};
+    use std::str::FromStr;
 
     /// The serde name (what a scenario file writes) and `name()` are the same string, and
-    /// every name parses back to its variant.
+    /// every name parses back to its variant, from a scenario file and from the command line.
     fn round_trips<T>(all: &[T], name: impl Fn(&T) -> &'static str)
     where
         T: serde::de::DeserializeOwned + serde::Serialize + PartialEq + std::fmt::Debug,
+        T: FromStr<Err = String>,
     {
         let mut seen = std::collections::BTreeSet::new();
         for v in all {
@@ -61,7 +76,10 @@ mod tests {
             assert_eq!(text, format!("\"{}\"", name(v)));
             let back: T = serde_json::from_str(&text).unwrap();
             assert_eq!(&back, v);
+            assert_eq!(&T::from_str(name(v)).unwrap(), v);
         }
+        let err = T::from_str("no such name").unwrap_err();
+        assert!(err.contains(name(&all[0])), "{err}");
     }
 
     #[test]
@@ -71,6 +89,8 @@ mod tests {
         round_trips(&WorkloadKind::ALL, WorkloadKind::name);
         round_trips(&TopologyKind::ALL, TopologyKind::name);
         round_trips(&Collective::ALL, Collective::name);
+        round_trips(&MoeDispatch::ALL, MoeDispatch::name);
+        round_trips(&MoeImbalanceOf::ALL, MoeImbalanceOf::name);
         assert_eq!(LbPolicy::UecMixed.name(), "mixed");
     }
 }

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Receiver {
     pub received: SeqSet,
-    pub path: FlowPath,
+    pub(crate) path: FlowPath,
     /// Bytes of data received since the last ACK.
     unacked_bytes: u64,
     /// An ACK request arrived while packets were missing: ACK when the gap closes.

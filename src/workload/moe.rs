@@ -17,11 +17,11 @@
 //! "combine".
 
 use super::generator::Generator;
-use super::moe_trace::{self, Dispatch, GenParams, ImbalanceOf, Trace};
+use super::moe_trace::{self, GenParams, Trace};
 use super::placement::Placement;
 use super::{Flow, FlowId, Start};
 use crate::packet::{flow_id, flow_index, flow_src};
-use crate::scenario::{MoeDispatch, MoeImbalanceOf, Scenario};
+use crate::scenario::Scenario;
 use anyhow::{anyhow, Result};
 use rayon::prelude::*;
 
@@ -96,15 +96,9 @@ fn gen_params(s: &Scenario, ep_size: u32, group: u32) -> GenParams {
     p.experts = m.experts;
     p.top_k = m.top_k;
     p.imbalance = m.imbalance;
-    p.imbalance_of = match m.imbalance_of {
-        MoeImbalanceOf::Experts => ImbalanceOf::Experts,
-        MoeImbalanceOf::Network => ImbalanceOf::Network,
-    };
+    p.imbalance_of = m.imbalance_of;
     p.eplb = m.eplb;
-    p.dispatch = match m.dispatch {
-        MoeDispatch::Flat => Dispatch::Flat,
-        MoeDispatch::Hierarchical => Dispatch::Hierarchical,
-    };
+    p.dispatch = m.dispatch;
     p.seed = s.seed;
     p.group = group;
     if let Some(r) = m.redundant_experts {

@@ -15,8 +15,8 @@
 //!   and moves smoothly with sigma, which the bisection needs.
 //! - Placement without EPLB: expert e lives on GPU e / (experts / gpus).
 //! - Imbalance: max / mean over GPUs of the token copies they receive (their experts' load, not
-//!   deduplicated; `ImbalanceOf::Experts`, the default) or of the tokens they receive over the
-//!   scale-out network (the matrix's column sums, `ImbalanceOf::Network`: what a GPU's downlink
+//!   deduplicated; `MoeImbalanceOf::Experts`, the default) or of the tokens they receive over the
+//!   scale-out network (the matrix's column sums, `MoeImbalanceOf::Network`: what a GPU's downlink
 //!   carries, which hierarchical dispatch smooths by summing a server's experts into each
 //!   landing GPU). Calibration bisects sigma until the measured value is within
 //!   [`STOP_WITHIN`] of the target; [`generate`] fails unless it is within
@@ -43,6 +43,7 @@
 //!   server the token needs.
 
 use crate::rng::{splitmix64, stream, Purpose};
+use crate::scenario::{MoeDispatch, MoeImbalanceOf};
 use anyhow::{anyhow, bail, Result};
 use rand::Rng;
 use std::path::Path;
@@ -63,66 +64,6 @@ pub const MAX_EXPERT_SLOTS: u64 = 1 << 16;
 /// Redrawn picks per token before drawing exactly from the remaining mass.
 const MAX_DRAWS_PER_TOKEN: u64 = 255;
 
-/// How a token crosses servers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Dispatch {
-    Flat,
-    Hierarchical,
-}
-
-impl Dispatch {
-    pub fn name(self) -> &'static str {
-        match self {
-            Dispatch::Flat => "flat",
-            Dispatch::Hierarchical => "hierarchical",
-        }
-    }
-}
-
-impl std::str::FromStr for Dispatch {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Dispatch, String> {
-        match s {
-            "flat" => Ok(Dispatch::Flat),
-            "hierarchical" => Ok(Dispatch::Hierarchical),
-            _ => Err(format!("\"{s}\" is not flat or hierarchical")),
-        }
-    }
-}
-
-/// What the imbalance target measures: max / mean over GPUs of
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ImbalanceOf {
-    /// the token copies its experts receive (not deduplicated; NVLink copies included);
-    #[default]
-    Experts,
-    /// the tokens it receives over the scale-out network (the matrix's column sums, what its
-    /// network downlink carries).
-    Network,
-}
-
-impl ImbalanceOf {
-    pub fn name(self) -> &'static str {
-        match self {
-            ImbalanceOf::Experts => "experts",
-            ImbalanceOf::Network => "network",
-        }
-    }
-}
-
-impl std::str::FromStr for ImbalanceOf {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<ImbalanceOf, String> {
-        match s {
-            "experts" => Ok(ImbalanceOf::Experts),
-            "network" => Ok(ImbalanceOf::Network),
-            _ => Err(format!("\"{s}\" is not experts or network")),
-        }
-    }
-}
-
 /// The generator's parameters; [`GenParams::new`] gives the defaults.
 #[derive(Clone, Debug)]
 pub struct GenParams {
@@ -137,12 +78,12 @@ pub struct GenParams {
     pub tokens_per_gpu: u32,
     /// Target max/mean per GPU, before EPLB, of what `imbalance_of` names; >= 1.
     pub imbalance: f64,
-    pub imbalance_of: ImbalanceOf,
+    pub imbalance_of: MoeImbalanceOf,
     pub eplb: bool,
     /// Extra expert slots for EPLB; experts + redundant_experts must be a multiple of gpus.
     /// Ignored without `eplb`.
     pub redundant_experts: u32,
-    pub dispatch: Dispatch,
+    pub dispatch: MoeDispatch,
     pub seed: u64,
     /// The EP group: groups of one scenario get independent draws.
     pub group: u32,
@@ -159,10 +100,10 @@ impl GenParams {
             top_k: 8,
             tokens_per_gpu,
             imbalance: 1.48,
-            imbalance_of: ImbalanceOf::Experts,
+            imbalance_of: MoeImbalanceOf::Experts,
             eplb: false,
             redundant_experts: gpus,
-            dispatch: Dispatch::Hierarchical,
+            dispatch: MoeDispatch::Hierarchical,
             seed: 1,
             group: 0,
         }
@@ -179,7 +120,7 @@ impl GenParams {
             self.tokens_per_gpu,
             self.imbalance,
             match self.imbalance_of {
-                ImbalanceOf::Experts => String::new(),
+                MoeImbalanceOf::Experts => String::new(),
                 o => format!(" imbalance_of={}", o.name()),
             },
             self.eplb,
@@ -482,8 +423,8 @@ fn calibrate(p: &GenParams, d: &Draws) -> Result<(f64, Vec<u64>, f64)> {
     let eval = |sigma: f64| {
         let load = expert_loads(p, d, sigma);
         let imb = match p.imbalance_of {
-            ImbalanceOf::Experts => max_over_mean(&static_gpu_load(p, &load)),
-            ImbalanceOf::Network => {
+            MoeImbalanceOf::Experts => max_over_mean(&static_gpu_load(p, &load)),
+            MoeImbalanceOf::Network => {
                 let mut tally = Tally::new(&layout);
                 route(p, &Popularity::new(&d.z, sigma), d.key, |src, es| {
                     tally.add(src, es)
@@ -562,7 +503,7 @@ struct Layout {
     gpus: u32,
     gpus_per_server: u32,
     experts: u32,
-    dispatch: Dispatch,
+    dispatch: MoeDispatch,
     replicas: Vec<Vec<u32>>,
 }
 
@@ -675,7 +616,7 @@ impl<'a> Tally<'a> {
         let home = src / gps;
         let row = src as usize * n;
         match l.dispatch {
-            Dispatch::Flat => {
+            MoeDispatch::Flat => {
                 for &j in &self.dests {
                     if j == src {
                         continue;
@@ -687,7 +628,7 @@ impl<'a> Tally<'a> {
                     }
                 }
             }
-            Dispatch::Hierarchical => {
+            MoeDispatch::Hierarchical => {
                 self.servers.clear();
                 for &j in &self.dests {
                     let s = j / gps;
@@ -903,7 +844,7 @@ mod tests {
     }
 
     /// 2 servers × 2 GPUs, 8 experts (GPU g holds 2g and 2g + 1), top-2, tokens chosen by hand.
-    fn hand_tally(dispatch: Dispatch) -> (Vec<u64>, u64, Vec<u64>) {
+    fn hand_tally(dispatch: MoeDispatch) -> (Vec<u64>, u64, Vec<u64>) {
         let p = GenParams {
             dispatch,
             ..params(4, 2, 8, 2, 1)
@@ -920,7 +861,7 @@ mod tests {
 
     #[test]
     fn flat_dispatch_dedupes_per_gpu_by_hand() {
-        let (m, nvlink, load) = hand_tally(Dispatch::Flat);
+        let (m, nvlink, load) = hand_tally(MoeDispatch::Flat);
         #[rustfmt::skip]
         let want = [
             0, 0, 2, 1, // A and B to GPU 2, B to GPU 3
@@ -935,7 +876,7 @@ mod tests {
 
     #[test]
     fn hierarchical_dispatch_sends_once_per_server_to_the_same_local_rank_by_hand() {
-        let (m, nvlink, load) = hand_tally(Dispatch::Hierarchical);
+        let (m, nvlink, load) = hand_tally(MoeDispatch::Hierarchical);
         #[rustfmt::skip]
         let want = [
             0, 0, 2, 0, // A, B: once each to server 1's local rank 0 (GPU 2)
@@ -975,7 +916,7 @@ mod tests {
 
     #[test]
     fn generated_matrices_have_zero_diagonal_and_same_local_rank_hops_only() {
-        for dispatch in [Dispatch::Flat, Dispatch::Hierarchical] {
+        for dispatch in [MoeDispatch::Flat, MoeDispatch::Hierarchical] {
             let p = GenParams {
                 dispatch,
                 imbalance: 1.3,
@@ -989,7 +930,7 @@ mod tests {
                     if i / 4 == j / 4 {
                         assert_eq!(v, 0, "{dispatch:?} {i}->{j} same server");
                     }
-                    if dispatch == Dispatch::Hierarchical && i % 4 != j % 4 {
+                    if dispatch == MoeDispatch::Hierarchical && i % 4 != j % 4 {
                         assert_eq!(v, 0, "{i}->{j} across local ranks");
                     }
                 }
@@ -1001,7 +942,7 @@ mod tests {
     #[test]
     fn row_sums_count_each_token_once_per_distinct_remote_gpu() {
         let p = GenParams {
-            dispatch: Dispatch::Flat,
+            dispatch: MoeDispatch::Flat,
             imbalance: 1.5,
             ..params(16, 4, 32, 6, 500)
         };
@@ -1029,7 +970,7 @@ mod tests {
         assert_eq!(sums, rows);
         assert_eq!(t.nvlink_token_copies, nvlink);
         let h = generate(&GenParams {
-            dispatch: Dispatch::Hierarchical,
+            dispatch: MoeDispatch::Hierarchical,
             ..p
         })
         .unwrap();
@@ -1082,7 +1023,7 @@ mod tests {
             };
             let experts = generate(&base).unwrap();
             let network = generate(&GenParams {
-                imbalance_of: ImbalanceOf::Network,
+                imbalance_of: MoeImbalanceOf::Network,
                 ..base.clone()
             })
             .unwrap();
