@@ -37,6 +37,7 @@ pub fn flow_index(id: FlowId) -> u32 {
     id as u32
 }
 
+/// What a packet is, which says how its fields read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[repr(u8)]
 pub enum PacketKind {
@@ -86,35 +87,37 @@ pub fn is_pinned(via: u32) -> bool {
 }
 
 /// Bits of [`Packet::flags`].
-pub mod flags {
+pub(crate) mod flags {
     /// Congestion experienced: set by a switch on a data packet.
-    pub const ECN_CE: u8 = 1;
+    pub(crate) const ECN_CE: u8 = 1;
     /// On an ACK or NACK: the data packet it answers carried [`ECN_CE`].
-    pub const ECN_ECHO: u8 = 2;
+    pub(crate) const ECN_ECHO: u8 = 2;
     /// A data packet cut to its header by a switch (payload gone; `size_bytes` is the
     /// header's).
-    pub const TRIMMED: u8 = 4;
+    pub(crate) const TRIMMED: u8 = 4;
     /// On a trimmed header and its NACK: cut at the last hop (the receiver's downlink), i.e.
     /// incast rather than a congested path.
-    pub const LAST_HOP: u8 = 8;
+    pub(crate) const LAST_HOP: u8 = 8;
     /// On data: the sender asks for an immediate ACK (last packet, window full,
     /// retransmission), as UEC's AR flag.
-    pub const ACK_REQ: u8 = 16;
+    pub(crate) const ACK_REQ: u8 = 16;
     /// On a NACK: made by a switch that returned the trimmed header to its sender
     /// (`switch.return_to_sender`), not by the receiver, which never saw the packet. Shares
     /// its bit with [`ACK_REQ`], which only data carries.
-    pub const RETURNED: u8 = 16;
+    pub(crate) const RETURNED: u8 = 16;
     /// On data under `lb.policy = "valiant"`: still climbing to the random intermediate
     /// (top-tier switch) its path code names; switches below the top send it up whatever
     /// its destination, the top-tier switch clears it.
-    pub const VALIANT_UP: u8 = 32;
+    pub(crate) const VALIANT_UP: u8 = 32;
     /// On data: which transmission of its sequence number this is, modulo 4 (bits 6-7); an
     /// ACK or NACK echoes the bits of the packet it answers, so the sender knows which
     /// transmission an RTT sample belongs to (as UEC's rtx-echo bit and TCP timestamps).
-    pub const TX_SHIFT: u32 = 6;
-    pub const TX_MASK: u8 = 0b1100_0000;
+    pub(crate) const TX_SHIFT: u32 = 6;
+    /// The transmission-number bits (see [`TX_SHIFT`]).
+    pub(crate) const TX_MASK: u8 = 0b1100_0000;
 }
 
+/// A packet: at most 40 bytes, carried by value through queues and events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Packet {
     /// Data: when the source started transmitting it, in ps (one-way latency = arrival −
@@ -122,7 +125,11 @@ pub struct Packet {
     pub sent_ps: u64,
     /// Index of the flow among its sending host's flows (see [`Packet::flow_id`]).
     pub flow_index: u32,
+    /// The node that made it: the flow's source host for data, its destination host for
+    /// ACKs, NACKs and pulls, the advertising switch for adverts.
     pub src: u32,
+    /// The node it goes to: the flow's destination host for data, its source host for ACKs,
+    /// NACKs and pulls, the receiving switch for adverts.
     pub dst: u32,
     /// Data: packet sequence number within the flow. ACK: the sequence number acknowledged.
     pub seq: u32,
@@ -146,12 +153,14 @@ pub struct Packet {
     pub via: u32,
     /// Host-chosen entropy value (ECMP/RPS hashing).
     pub entropy: u16,
+    /// What it is (data, ACK, NACK, advert, pull).
     pub kind: PacketKind,
     /// [`flags`] bits.
     pub flags: u8,
 }
 
 impl Packet {
+    /// Whether it is a data packet (trimmed headers included).
     #[inline]
     pub fn is_data(&self) -> bool {
         self.kind == PacketKind::Data
@@ -168,10 +177,12 @@ impl Packet {
     pub fn is_control(&self) -> bool {
         !self.is_data() || self.is_trimmed()
     }
+    /// Whether a switch trimmed it to its header ([`flags::TRIMMED`]).
     #[inline]
     pub fn is_trimmed(&self) -> bool {
         self.flags & flags::TRIMMED != 0
     }
+    /// Whether it is an LB state advertisement ([`PacketKind::Advert`]).
     #[inline]
     pub fn is_advert(&self) -> bool {
         self.kind == PacketKind::Advert
@@ -222,6 +233,7 @@ impl Packet {
         self.sent_ps
     }
 
+    /// Whether it carries congestion experienced ([`flags::ECN_CE`]).
     #[inline]
     pub fn ecn(&self) -> bool {
         self.flags & flags::ECN_CE != 0

@@ -59,6 +59,8 @@ pub(crate) fn splitmix64(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
+/// The stream of `owner` for `purpose` in a run of seed `seed`: a PCG32 whose state and
+/// increment are mixed from all three with SplitMix64.
 pub fn stream(seed: u64, owner: u64, purpose: Purpose) -> Pcg32 {
     let state = splitmix64(seed ^ splitmix64(owner.wrapping_mul(0x100) ^ purpose as u64));
     let inc = splitmix64(state ^ owner.rotate_left(17) ^ (purpose as u64) << 56);

@@ -14,10 +14,12 @@ pub const NEVER_PS: u64 = u64::MAX;
 /// A link rate in bits per second.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rate {
+    /// Bits per second.
     pub bps: u64,
 }
 
 impl Rate {
+    /// The rate of `gbps` Gb/s (10^9 bit/s), rounded to the bit per second.
     pub fn from_gbps(gbps: f64) -> Rate {
         Rate {
             bps: (gbps * 1e9).round() as u64,

@@ -5,8 +5,8 @@
 use anyhow::{bail, Context, Result};
 
 /// The line's first word, and the layout's version (a new layout gets a new number).
-pub const MAGIC: &str = "weft-checkpoint";
-pub const LAYOUT: u32 = 1;
+pub(crate) const MAGIC: &str = "weft-checkpoint";
+pub(crate) const LAYOUT: u32 = 1;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {

@@ -9,9 +9,9 @@
 //! scenario, whose hash the checkpoint carries. See `store.rs` for the layout and why a crash
 //! while writing leaves the previous checkpoint usable.
 
-pub mod header;
+pub(crate) mod header;
 pub mod signals;
-pub mod store;
+pub(crate) mod store;
 
 use crate::engine::comm::agree;
 use crate::engine::comm::Comm;
@@ -53,6 +53,8 @@ pub enum Every {
 pub struct CheckpointOptions {
     /// `--checkpoint DIR`: where checkpoints go. Without it nothing is written.
     pub dir: Option<PathBuf>,
+    /// `--checkpoint-every`: how often to checkpoint; without it only `--stop-at` and a
+    /// signal do.
     pub every: Option<Every>,
     /// `--stop-at`: checkpoint at the first window boundary at or after it, then stop.
     pub stop_at_ps: Option<u64>,
@@ -144,6 +146,7 @@ pub struct Opened {
 }
 
 impl Opened {
+    /// The checked header of this rank's file.
     pub fn header(&self) -> &Header {
         &self.file.header
     }
@@ -197,8 +200,11 @@ pub fn open(dir: &Path, s: &Scenario, comm: &dyn Comm) -> Result<Opened> {
 
 /// A rank's state read back from a checkpoint.
 pub struct Restored {
+    /// This rank's partitions, each with an empty outbox (one slot per out-neighbour).
     pub parts: Vec<(Partition, Outbox)>,
+    /// The loop statistics at the boundary.
     pub stats: LoopStats,
+    /// The window boundary the state is at, in ps.
     pub boundary_ps: u64,
 }
 
@@ -274,7 +280,9 @@ pub fn load(
 
 /// A checkpoint written.
 pub struct Saved {
+    /// The checkpoint's folder, `dir/ckpt-<sim_ps>`.
     pub folder: PathBuf,
+    /// The window boundary it was written at, in ps.
     pub sim_ps: u64,
     /// A rank got SIGUSR1 or SIGTERM: stop and ask to be requeued.
     pub requeue: bool,

@@ -23,18 +23,18 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
-pub const LATEST: &str = "LATEST";
+pub(crate) const LATEST: &str = "LATEST";
 
-pub fn folder_name(sim_ps: u64) -> String {
+pub(crate) fn folder_name(sim_ps: u64) -> String {
     format!("ckpt-{sim_ps}")
 }
 
-pub fn rank_file(folder: &Path, rank: u32) -> PathBuf {
+pub(crate) fn rank_file(folder: &Path, rank: u32) -> PathBuf {
     folder.join(format!("rank-{rank}.bin"))
 }
 
 /// The folder `DIR/LATEST` names, or `None` without a `LATEST`.
-pub fn latest(dir: &Path) -> Result<Option<PathBuf>> {
+pub(crate) fn latest(dir: &Path) -> Result<Option<PathBuf>> {
     let path = dir.join(LATEST);
     let name = match std::fs::read_to_string(&path) {
         Ok(n) => n,
@@ -49,7 +49,7 @@ pub fn latest(dir: &Path) -> Result<Option<PathBuf>> {
 }
 
 /// Writes this rank's file into `folder` (created if missing): header, payload, fsync, rename.
-pub fn write_rank(folder: &Path, mut header: Header, pieces: &[Vec<u8>]) -> Result<Header> {
+pub(crate) fn write_rank(folder: &Path, mut header: Header, pieces: &[Vec<u8>]) -> Result<Header> {
     std::fs::create_dir_all(folder)
         .with_context(|| format!("cannot create {}", folder.display()))?;
     let mut crc = crc32fast::Hasher::new();
@@ -81,7 +81,7 @@ pub fn write_rank(folder: &Path, mut header: Header, pieces: &[Vec<u8>]) -> Resu
 
 /// Rank 0, once every rank's file is durable: the manifest, then `LATEST` (atomically), then
 /// the removal of every other `ckpt-*` folder (older ones and half-written leftovers).
-pub fn commit(dir: &Path, folder: &Path, headers: &[String]) -> Result<()> {
+pub(crate) fn commit(dir: &Path, folder: &Path, headers: &[String]) -> Result<()> {
     let manifest = serde_json::json!({
         "layout": super::header::LAYOUT,
         "ranks": headers.iter().map(|h| h.trim_end()).collect::<Vec<_>>(),
@@ -121,13 +121,13 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// A rank file opened and its header read; the payload follows.
-pub struct Opened {
+pub(crate) struct Opened {
     pub path: PathBuf,
     pub header: Header,
     reader: BufReader<File>,
 }
 
-pub fn open_rank(folder: &Path, rank: u32) -> Result<Opened> {
+pub(crate) fn open_rank(folder: &Path, rank: u32) -> Result<Opened> {
     let path = rank_file(folder, rank);
     let f = File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut reader = BufReader::with_capacity(1 << 20, f);
@@ -151,19 +151,19 @@ pub fn open_rank(folder: &Path, rank: u32) -> Result<Opened> {
 }
 
 /// The payload, checked (length and checksum), and where each piece lies in it.
-pub struct Payload {
+pub(crate) struct Payload {
     pub bytes: Vec<u8>,
     pub pieces: Vec<std::ops::Range<usize>>,
 }
 
 impl Payload {
-    pub fn piece(&self, i: usize) -> &[u8] {
+    pub(crate) fn piece(&self, i: usize) -> &[u8] {
         &self.bytes[self.pieces[i].clone()]
     }
 }
 
 /// Reads the payload, checking its length and checksum.
-pub fn read_payload(mut o: Opened) -> Result<Payload> {
+pub(crate) fn read_payload(mut o: Opened) -> Result<Payload> {
     let corrupted = |why: &str| anyhow::anyhow!("{} is corrupted ({why})", o.path.display());
     let mut payload = Vec::with_capacity(o.header.payload_bytes.min(1 << 34) as usize);
     o.reader

@@ -27,7 +27,7 @@
 //! switches above the leaves, up and down; [`Scope::All`] every port, hosts' and leaves'
 //! included (where a leaf's up ports carry all its sources).
 
-pub mod pattern;
+pub(crate) mod pattern;
 mod report;
 
 pub use pattern::Pattern;

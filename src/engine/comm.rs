@@ -100,11 +100,11 @@ impl Comm for LocalComm {
 /// The encoding [`Comm::min_sum_u64s`] reduces: one u64 per value, its top bit saying which
 /// operation applies (0: minimum, 1: sum of the low 63 bits). Each element describes itself,
 /// so the reduction is element-wise and stays correct however MPI splits the vector.
-pub mod tagged {
+pub(crate) mod tagged {
     const SUM: u64 = 1 << 63;
     const LOW: u64 = SUM - 1;
 
-    pub fn pack(mins: &[u64], sums: &[u64]) -> Vec<u64> {
+    pub(crate) fn pack(mins: &[u64], sums: &[u64]) -> Vec<u64> {
         let min = mins.iter().map(|&v| v.min(LOW));
         let sum = sums.iter().map(|&v| {
             assert!(v < SUM, "a summed counter reached 2^63: {v}");
@@ -114,7 +114,8 @@ pub mod tagged {
     }
 
     /// `acc[i] = combine(x[i], acc[i])`.
-    pub fn combine(x: &[u64], acc: &mut [u64]) {
+    #[cfg_attr(not(any(feature = "mpi", test)), allow(dead_code))] // used by MPI's reduce only
+    pub(crate) fn combine(x: &[u64], acc: &mut [u64]) {
         assert_eq!(x.len(), acc.len());
         for (a, &v) in acc.iter_mut().zip(x) {
             assert_eq!(
@@ -132,7 +133,7 @@ pub mod tagged {
         }
     }
 
-    pub fn unpack(packed: &[u64], n_mins: usize) -> (Vec<u64>, Vec<u64>) {
+    pub(crate) fn unpack(packed: &[u64], n_mins: usize) -> (Vec<u64>, Vec<u64>) {
         let (m, s) = packed.split_at(n_mins);
         let mins = m
             .iter()

@@ -99,7 +99,7 @@ impl CongaParams {
 
 /// A discounting rate estimator.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Dre {
+pub(crate) struct Dre {
     pub x_bytes: u64,
     /// Multiples of T_dre already applied.
     epoch: u64,
@@ -108,7 +108,7 @@ pub struct Dre {
 impl Dre {
     /// The register at `now_ps`, decayed once per multiple of T_dre crossed since last time.
     #[inline]
-    pub fn at(&mut self, now_ps: u64, p: &CongaParams) -> u64 {
+    pub(crate) fn at(&mut self, now_ps: u64, p: &CongaParams) -> u64 {
         let epoch = now_ps / p.t_dre_ps;
         let mut k = epoch - self.epoch;
         self.epoch = epoch;
@@ -122,7 +122,7 @@ impl Dre {
     }
 
     #[inline]
-    pub fn add(&mut self, bytes: u64, now_ps: u64, p: &CongaParams) {
+    pub(crate) fn add(&mut self, bytes: u64, now_ps: u64, p: &CongaParams) {
         self.at(now_ps, p);
         self.x_bytes += bytes;
     }
@@ -130,7 +130,7 @@ impl Dre {
 
 /// CONGA's overlay header, packed into `Packet::via`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Overlay {
+pub(crate) struct Overlay {
     pub lb_tag: u8,
     pub ce: u8,
     pub fb_tag: u8,
@@ -141,7 +141,7 @@ impl Overlay {
     /// The overlay of `via`, if the packet has one (a background flow's pinned path code is
     /// not one: with Q ≤ 6 bits no overlay sets bit 30, `packet::PINNED`).
     #[inline]
-    pub fn read(via: u32) -> Option<Overlay> {
+    pub(crate) fn read(via: u32) -> Option<Overlay> {
         if is_pinned(via) {
             return None;
         }
@@ -154,7 +154,7 @@ impl Overlay {
         (via != NO_VIA && o.lb_tag != NO_TAG).then_some(o)
     }
     #[inline]
-    pub fn word(&self) -> u32 {
+    pub(crate) fn word(&self) -> u32 {
         self.lb_tag as u32
             | (self.ce as u32) << 8
             | (self.fb_tag as u32) << 16
@@ -197,7 +197,7 @@ struct LeafTables {
 
 /// Per-switch CONGA state.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Conga {
+pub(crate) struct Conga {
     dre: Vec<Dre>,
     role: Vec<Role>,
     /// Edge switches only.
@@ -205,7 +205,7 @@ pub struct Conga {
 }
 
 impl Conga {
-    pub fn new(fabric: &Fabric, node: NodeId, p: &CongaParams) -> Conga {
+    pub(crate) fn new(fabric: &Fabric, node: NodeId, p: &CongaParams) -> Conga {
         let ports = fabric.num_ports(node);
         let t = fabric.tier(node);
         let mut up = 0u8;
@@ -241,7 +241,7 @@ impl Conga {
     }
 
     /// Bytes of state of switch `node`.
-    pub fn state_bytes(fabric: &Fabric, node: NodeId, p: &CongaParams) -> usize {
+    pub(crate) fn state_bytes(fabric: &Fabric, node: NodeId, p: &CongaParams) -> usize {
         let ports = fabric.num_ports(node) as usize;
         let mut b = ports * (std::mem::size_of::<Dre>() + std::mem::size_of::<Role>());
         if fabric.tier(node) == 1 {
@@ -265,7 +265,7 @@ impl Conga {
     /// The index (among `c`) of the port for `pkt`; `salt`: the switch's hash salt (flowlet
     /// table slots).
     #[allow(clippy::too_many_arguments)]
-    pub fn choose(
+    pub(crate) fn choose(
         &mut self,
         fabric: &Fabric,
         node: NodeId,
@@ -314,7 +314,7 @@ impl Conga {
     /// overlay, and at a destination edge switch learn from it.
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub fn forward(
+    pub(crate) fn forward(
         &mut self,
         fabric: &Fabric,
         node: NodeId,

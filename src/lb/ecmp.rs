@@ -13,6 +13,8 @@ use crate::topology::{Fabric, NodeId};
 use rand::Rng;
 use rand_pcg::Pcg32;
 
+/// Bob Jenkins' 96-bit mix of (`flow`, `salt`, `entropy`), as htsim's `freeBSDHash`; the
+/// mixed third word.
 #[inline]
 pub fn jenkins_hash(flow: u32, entropy: u32, salt: u32) -> u32 {
     let mut a = 0x9e37_79b9u32.wrapping_add(flow);

@@ -14,7 +14,7 @@ use rand_pcg::Pcg32;
 /// value it carried. The paced transport reports `Delivered` and `Ecn`; loss recovery adds
 /// the others. A last-hop NACK is `Delivered` or `Ecn` (incast, not a bad path, as UEC htsim).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Feedback {
+pub(crate) enum Feedback {
     Delivered,
     Ecn,
     /// A trim before the last hop.
@@ -30,7 +30,7 @@ pub enum Feedback {
 
 impl Feedback {
     /// An ACK's feedback: ECN echoed or not.
-    pub fn of_ack(ecn_echo: bool) -> Feedback {
+    pub(crate) fn of_ack(ecn_echo: bool) -> Feedback {
         if ecn_echo {
             Feedback::Ecn
         } else {
@@ -40,7 +40,7 @@ impl Feedback {
 
     /// A NACK's feedback. A trim at the last hop means incast, not a bad path (as UEC htsim's
     /// `processNack`): it counts as the ACK the packet would have had.
-    pub fn of_nack(last_hop: bool, ecn_echo: bool) -> Feedback {
+    pub(crate) fn of_nack(last_hop: bool, ecn_echo: bool) -> Feedback {
         if last_hop {
             Feedback::of_ack(ecn_echo)
         } else {

@@ -20,7 +20,7 @@
 pub(crate) mod ar;
 pub(crate) mod bitmap;
 pub(crate) mod choice;
-pub mod conga;
+pub(crate) mod conga;
 pub(crate) mod dlb;
 pub(crate) mod drb;
 pub(crate) mod drill;
@@ -34,7 +34,7 @@ pub mod ofan;
 pub(crate) mod psp;
 pub(crate) mod psp_switch;
 pub(crate) mod remote;
-pub mod reps;
+pub(crate) mod reps;
 pub(crate) mod rsq;
 pub(crate) mod sglb;
 pub(crate) mod simple_rr;
@@ -78,6 +78,7 @@ use ofan::PortOrders;
 
 /// LB configuration shared by every switch of a run, built once from the scenario.
 pub struct LbShared {
+    /// The scenario's `lb` section, as given.
     pub cfg: LbConfig,
     pub(crate) host: HostLb,
     /// Route control packets by ECMP hash instead of the policy.

@@ -31,6 +31,8 @@ pub struct PortOrders {
 }
 
 impl PortOrders {
+    /// Draws one random order for each distinct non-zero width in `widths`, in increasing
+    /// width.
     pub fn random(widths: impl Iterator<Item = u16>, rng: &mut Pcg32) -> PortOrders {
         let widths: BTreeSet<u16> = widths.filter(|&w| w > 0).collect();
         let mut by_width = vec![None; widths.last().map_or(0, |&w| w as usize + 1)];
@@ -64,6 +66,7 @@ impl PortOrder {
         PortOrder::from_permutation(perm)
     }
 
+    /// The order of a given permutation P of 0..w (w ≥ 1).
     pub fn from_permutation(perm: Vec<u16>) -> PortOrder {
         let w = perm.len() as u32;
         assert!(w >= 1);
@@ -75,6 +78,7 @@ impl PortOrder {
         PortOrder { perm, bits }
     }
 
+    /// Its width w: the number of uplinks it orders.
     pub fn width(&self) -> u16 {
         self.perm.len() as u16
     }
@@ -99,6 +103,8 @@ fn width_mismatch(order: u16, uplinks: u16) -> ! {
     panic!("Ofan port order of width {order} used at a switch with {uplinks} uplinks")
 }
 
+/// One switch's Ofan (or pOfan) pointers: a rotation pointer per (pipe, destination key,
+/// class).
 #[derive(Serialize, Deserialize)]
 pub struct Ofan {
     /// Uplinks w.
@@ -118,6 +124,9 @@ impl Ofan {
         num_ports.div_ceil(pipe_ports) as usize * n_dest as usize * 2
     }
 
+    /// A switch with `w` uplinks (1..=255) and `num_ports` ingress ports in pipes of
+    /// `pipe_ports`, for `n_dest` destination keys: each data pointer starts uniformly at
+    /// random, each ACK pointer ⌊w/2⌋ after it.
     pub fn new(w: u16, num_ports: u16, pipe_ports: u16, n_dest: u32, rng: &mut Pcg32) -> Ofan {
         assert!((1..=255).contains(&w), "Ofan pointers are u8: w = {w}");
         let mut pointers = vec![0u8; Ofan::pointer_len(num_ports, pipe_ports, n_dest)];
@@ -156,6 +165,7 @@ impl Ofan {
         self.w
     }
 
+    /// Pointers it holds (as [`Ofan::pointer_len`]).
     pub fn pointer_count(&self) -> usize {
         self.pointers.len()
     }

@@ -23,11 +23,11 @@ use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
 
 /// Largest `lb.reps.buffer` (the state keeps its buffer inline).
-pub const MAX_BUFFER: u32 = crate::scenario::RepsConfig::MAX_BUFFER;
+pub(crate) const MAX_BUFFER: u32 = crate::scenario::RepsConfig::MAX_BUFFER;
 
 /// REPS's parameters, the same for every flow of a run.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RepsParams {
+pub(crate) struct RepsParams {
     /// EVs a flow caches, B (1 to [`MAX_BUFFER`]).
     pub buffer: u8,
     /// How long a flow stays frozen; 0: never freeze.
@@ -42,7 +42,7 @@ pub struct RepsParams {
 }
 
 impl RepsParams {
-    pub fn new(cfg: &LbConfig, trimming: bool) -> RepsParams {
+    pub(crate) fn new(cfg: &LbConfig, trimming: bool) -> RepsParams {
         RepsParams {
             buffer: cfg.reps.buffer as u8,
             freeze_ps: (cfg.reps.freeze_us * PS_PER_US as f64).round() as u64,
@@ -60,7 +60,7 @@ impl RepsParams {
 
 /// A flow's REPS state (sender side): 56 bytes, boxed, allocated only for REPS flows.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RepsState {
+pub(crate) struct RepsState {
     /// The cached EVs; slot i holds a fresh (not yet re-used) one if bit i of `valid` is set.
     evs: [u16; MAX_BUFFER as usize],
     valid: u16,
@@ -84,7 +84,7 @@ pub struct RepsState {
 
 impl RepsState {
     /// A new flow: nothing cached, nothing to explore (the empty buffer makes it explore).
-    pub fn new(explore_after_thaw: u16) -> RepsState {
+    pub(crate) fn new(explore_after_thaw: u16) -> RepsState {
         RepsState {
             evs: [0; MAX_BUFFER as usize],
             valid: 0,
@@ -100,7 +100,12 @@ impl RepsState {
     }
 
     /// The EV of the next packet (retransmissions included).
-    pub fn next_entropy(&mut self, p: &RepsParams, entropy_paths: u32, rng: &mut Pcg32) -> u16 {
+    pub(crate) fn next_entropy(
+        &mut self,
+        p: &RepsParams,
+        entropy_paths: u32,
+        rng: &mut Pcg32,
+    ) -> u16 {
         let mut random = || rng.gen_range(0..entropy_paths) as u16;
         if self.explore > 0 {
             self.explore -= 1;
@@ -124,7 +129,7 @@ impl RepsState {
 
     /// The oldest fresh (not yet re-used) EV, now marked used, if any: REPS's normal mode,
     /// and the recycling half of UEC's `mixed` policy (`lb/uec_mixed.rs`).
-    pub fn pop_fresh(&mut self, p: &RepsParams) -> Option<u16> {
+    pub(crate) fn pop_fresh(&mut self, p: &RepsParams) -> Option<u16> {
         if self.fresh == 0 {
             return None;
         }
@@ -144,7 +149,7 @@ impl RepsState {
     }
 
     /// What became of a packet sent on `ev`, learnt at `now_ps`.
-    pub fn feedback(&mut self, p: &RepsParams, ev: u16, what: Feedback, now_ps: u64) {
+    pub(crate) fn feedback(&mut self, p: &RepsParams, ev: u16, what: Feedback, now_ps: u64) {
         if let Feedback::Timeout {
             recent_max_rtt_ps,
             base_rtt_ps,
@@ -183,17 +188,20 @@ impl RepsState {
         self.count = (self.count + 1).min(b);
     }
 
-    pub fn is_frozen(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_frozen(&self) -> bool {
         self.frozen
     }
 
     /// Cached EVs not yet re-used.
-    pub fn fresh(&self) -> u8 {
+    #[cfg(test)]
+    pub(crate) fn fresh(&self) -> u8 {
         self.fresh
     }
 
     /// Slots written since the last reset.
-    pub fn count(&self) -> u8 {
+    #[cfg(test)]
+    pub(crate) fn count(&self) -> u8 {
         self.count
     }
 }

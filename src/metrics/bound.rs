@@ -65,12 +65,13 @@
 //! only when the packet it refers to exists. With a short last packet the model is applied to
 //! the m − 1 full packets (the single-flow bound accounts for the last one).
 //!
-//! The older equal-rate interface ([`BoundParams`], [`permutation_lower_bound_ps`],
-//! [`appendix_a_ps`]) remains as a wrapper over these, for callers not yet converted.
+//! The tests also check the equal-rate form (`BoundParams`, `permutation_lower_bound_ps`,
+//! `appendix_a_ps`, compiled only for them), a wrapper over these that states the paper's
+//! formula with one rate and latency everywhere.
 
 /// One hop (link) of a path, in the direction of travel, all in ps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Hop {
+pub(crate) struct Hop {
     /// Serialization of a full data packet (payload + header), without the gap.
     pub data_ps: u64,
     /// Serialization of the flow's last data packet (≤ `data_ps`).
@@ -98,14 +99,14 @@ impl Hop {
 /// Lower bound on the CCT of one flow of `m ≥ 1` packets alone in the fabric (no other
 /// traffic): data-limited tandem bound + the last ACK's return over `rev`, in ps. Exact when
 /// ACKs do not queue behind each other (see the module comment).
-pub fn single_flow_bound_ps(m: u64, fwd: &[Hop], rev: &[Hop]) -> u64 {
+pub(crate) fn single_flow_bound_ps(m: u64, fwd: &[Hop], rev: &[Hop]) -> u64 {
     assert!(m >= 1 && !fwd.is_empty() && !rev.is_empty());
     last_data_arrival_ps(m, fwd) + rev.iter().map(|h| h.ack_ps + h.latency_ps).sum::<u64>()
 }
 
 /// When the last bit of the last data packet reaches the receiver (exact, see the module
 /// comment).
-pub fn last_data_arrival_ps(m: u64, fwd: &[Hop]) -> u64 {
+pub(crate) fn last_data_arrival_ps(m: u64, fwd: &[Hop]) -> u64 {
     let latency: u64 = fwd.iter().map(|h| h.latency_ps).sum();
     let mut tail: u64 = fwd.iter().map(|h| h.last_ps).sum(); // Σ_{j≥k} last_j
     if m == 1 {
@@ -124,7 +125,7 @@ pub fn last_data_arrival_ps(m: u64, fwd: &[Hop]) -> u64 {
 
 /// Permutation bound (every host sends one flow and receives one), in ps: the larger of the
 /// appendix-A model generalized to per-hop rates and [`single_flow_bound_ps`].
-pub fn permutation_bound_ps(m: u64, fwd: &[Hop], rev: &[Hop]) -> u64 {
+pub(crate) fn permutation_bound_ps(m: u64, fwd: &[Hop], rev: &[Hop]) -> u64 {
     let single = single_flow_bound_ps(m, fwd, rev);
     let short_last = fwd.iter().any(|h| h.last_ps < h.data_ps);
     let full = if short_last { m - 1 } else { m };
@@ -168,7 +169,7 @@ impl Modes {
 
 /// `tack_m` of the appendix-A model generalized to per-hop rates (module comment), for
 /// `m ≥ i1` packets of full size, in ps.
-pub fn appendix_a_model_ps(m: u64, fwd: &[Hop], rev: &[Hop]) -> u64 {
+pub(crate) fn appendix_a_model_ps(m: u64, fwd: &[Hop], rev: &[Hop]) -> u64 {
     let md = Modes::new(fwd, rev);
     assert!(
         m >= md.i1,
@@ -194,9 +195,10 @@ pub fn appendix_a_model_ps(m: u64, fwd: &[Hop], rev: &[Hop]) -> u64 {
     tack[m as usize - 1]
 }
 
-/// Times of the equal-rate model (the older interface), all in ps.
+/// Times of the equal-rate model, all in ps.
+#[cfg(test)]
 #[derive(Clone, Copy, Debug)]
-pub struct BoundParams {
+pub(crate) struct BoundParams {
     /// Data packet serialization (payload + header), without the gap.
     pub td: u64,
     /// Serialization of the flow's last data packet.
@@ -211,9 +213,10 @@ pub struct BoundParams {
     pub hops: u64,
 }
 
+#[cfg(test)]
 impl BoundParams {
     /// `hops` equal hops sharing the latency `tp`; the same list serves both directions.
-    pub fn path(&self) -> Vec<Hop> {
+    pub(crate) fn path(&self) -> Vec<Hop> {
         let h = self.hops;
         assert!(h >= 1);
         let hop = |j: u64| Hop {
@@ -228,7 +231,8 @@ impl BoundParams {
 }
 
 /// [`permutation_bound_ps`] on an equal-rate path (0 for `m = 0`).
-pub fn permutation_lower_bound_ps(m: u64, p: &BoundParams) -> u64 {
+#[cfg(test)]
+pub(crate) fn permutation_lower_bound_ps(m: u64, p: &BoundParams) -> u64 {
     if m == 0 {
         return 0;
     }
@@ -237,16 +241,10 @@ pub fn permutation_lower_bound_ps(m: u64, p: &BoundParams) -> u64 {
 }
 
 /// [`appendix_a_model_ps`] on an equal-rate path: the paper's formula.
-pub fn appendix_a_ps(m: u64, p: &BoundParams) -> u64 {
+#[cfg(test)]
+pub(crate) fn appendix_a_ps(m: u64, p: &BoundParams) -> u64 {
     let path = p.path();
     appendix_a_model_ps(m, &path, &path)
-}
-
-/// Naive bound for any workload: the busiest host's bytes (sent or received, whichever is
-/// larger) at line rate, plus one propagation delay. It leaves out the store-and-forward of the
-/// last packet and the last ACK's return: combine it with [`single_flow_bound_ps`] of each flow.
-pub fn naive_lower_bound_ps(busiest_host_ps: u64, propagation_ps: u64) -> u64 {
-    busiest_host_ps + propagation_ps
 }
 
 #[cfg(test)]

@@ -5,17 +5,14 @@
 //! use, merged by addition), so they do not depend on threads, partitions or ranks. No
 //! edges: no bins, nothing recorded.
 
-/// The default edges (`report.fct_bins_bytes`), defined with the scenario's defaults.
-pub use crate::scenario::DEFAULT_FCT_EDGES_BYTES as DEFAULT_EDGES_BYTES;
-
 /// The bin of a flow of `bytes` (`edges.len()`: the overflow bin). `edges` is not empty.
 #[inline]
-pub fn bin_of(edges: &[u64], bytes: u64) -> usize {
+pub(crate) fn bin_of(edges: &[u64], bytes: u64) -> usize {
     edges.partition_point(|&e| e < bytes)
 }
 
 /// Number of bins (the overflow bin included) for `edges`; 0 when there are none.
-pub fn bins(edges: &[u64]) -> usize {
+pub(crate) fn bins(edges: &[u64]) -> usize {
     if edges.is_empty() {
         0
     } else {
@@ -24,7 +21,7 @@ pub fn bins(edges: &[u64]) -> usize {
 }
 
 /// The hlog tag of bin `i`: `fct_ns.bin_LE_<edge>`, or `fct_ns.bin_GT_<last edge>`.
-pub fn tag(edges: &[u64], i: usize) -> String {
+pub(crate) fn tag(edges: &[u64], i: usize) -> String {
     match edges.get(i) {
         Some(e) => format!("fct_ns.bin_LE_{e}"),
         None => format!("fct_ns.bin_GT_{}", edges[edges.len() - 1]),

@@ -12,7 +12,9 @@ pub struct FlowRecord {
     pub start_ps: u64,
     /// Sending host and the flow's index among its flows: the flow's id.
     pub src: u32,
+    /// The flow's index among `src`'s flows.
     pub index: u32,
+    /// Receiving host.
     pub dst: u32,
     /// Payload bytes.
     pub bytes: u64,

@@ -4,6 +4,7 @@
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
+/// Encodes a histogram as HdrHistogram V2 deflate bytes.
 pub fn encode(h: &Histogram<u64>) -> Vec<u8> {
     let mut out = Vec::new();
     V2DeflateSerializer::new()
@@ -12,6 +13,7 @@ pub fn encode(h: &Histogram<u64>) -> Vec<u8> {
     out
 }
 
+/// Decodes bytes made by [`encode`] (panics on anything else).
 pub fn decode(bytes: &[u8]) -> Histogram<u64> {
     Deserializer::new()
         .deserialize(&mut &bytes[..])
@@ -20,14 +22,16 @@ pub fn decode(bytes: &[u8]) -> Histogram<u64> {
 
 /// Serde for histograms (checkpoints): the same V2 deflate bytes as on the wire. A decoded
 /// recording histogram grows again as it records (auto-resize is not part of the encoding).
-pub mod serde_v2 {
+pub(crate) mod serde_v2 {
     use hdrhistogram::Histogram;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    pub fn serialize<S: Serializer>(h: &Histogram<u64>, s: S) -> Result<S::Ok, S::Error> {
+    /// Serializes `h` as its [`super::encode`] bytes.
+    pub(crate) fn serialize<S: Serializer>(h: &Histogram<u64>, s: S) -> Result<S::Ok, S::Error> {
         super::encode(h).serialize(s)
     }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Histogram<u64>, D::Error> {
+    /// Reads a histogram back from its V2 deflate bytes, auto-resizing.
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Histogram<u64>, D::Error> {
         let bytes = Vec::<u8>::deserialize(d)?;
         let mut h: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
             .deserialize(&mut &bytes[..])
@@ -38,17 +42,21 @@ pub mod serde_v2 {
 }
 
 /// Serde for a list of histograms (one per stage), each as in [`serde_v2`].
-pub mod serde_v2_vec {
+pub(crate) mod serde_v2_vec {
     use hdrhistogram::Histogram;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    pub fn serialize<S: Serializer>(hs: &[Histogram<u64>], s: S) -> Result<S::Ok, S::Error> {
+    /// Serializes each histogram as its [`super::encode`] bytes.
+    pub(crate) fn serialize<S: Serializer>(hs: &[Histogram<u64>], s: S) -> Result<S::Ok, S::Error> {
         hs.iter()
             .map(super::encode)
             .collect::<Vec<_>>()
             .serialize(s)
     }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Histogram<u64>>, D::Error> {
+    /// Reads the list back, each histogram auto-resizing.
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<Histogram<u64>>, D::Error> {
         let all = Vec::<Vec<u8>>::deserialize(d)?;
         all.iter()
             .map(|bytes| {

@@ -2,14 +2,14 @@
 //! merged by addition (and min/max) at the end, so the merged result does not depend on how
 //! the fabric was partitioned. Floats appear only in the report.
 
-pub mod bound;
-pub mod fct_bins;
+pub(crate) mod bound;
+pub(crate) mod fct_bins;
 pub mod flow_log;
 pub mod histogram_wire;
-pub mod phases;
+pub(crate) mod phases;
 mod port_stats;
 pub(crate) mod process;
-pub mod rho_max;
+pub(crate) mod rho_max;
 mod stages;
 pub mod timeseries;
 pub(crate) mod workload_bound;
@@ -26,14 +26,23 @@ use serde::{Deserialize, Serialize};
 /// Packet and flow counters of one partition.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counters {
+    /// Events processed.
     pub events: u64,
+    /// Data packets hosts sent (retransmissions included).
     pub data_sent: u64,
+    /// Whole (untrimmed) data packets that reached their destination.
     pub data_delivered: u64,
+    /// Data packets switches dropped (full buffer, or Opera's `opera_clipped`).
     pub data_dropped: u64,
+    /// Control packets sent: ACKs, NACKs and pulls.
     pub acks_sent: u64,
+    /// Control packets (ACKs, NACKs, pulls) that reached their host.
     pub acks_delivered: u64,
+    /// Control packets switches dropped.
     pub acks_dropped: u64,
+    /// Congestion-experienced marks switches set on data packets.
     pub ecn_marked: u64,
+    /// Flows that completed.
     pub flows_completed: u64,
     /// ACKs that acknowledged nothing new (duplicate, late, or for an unknown flow).
     pub stale_acks: u64,
@@ -49,7 +58,9 @@ pub struct Counters {
     /// NDP pulls sent, delivered and dropped (also counted in `acks_sent`,
     /// `acks_delivered` and `acks_dropped`: pulls are control packets).
     pub pulls_sent: u64,
+    /// NDP pulls delivered (see `pulls_sent`).
     pub pulls_delivered: u64,
+    /// NDP pulls dropped (see `pulls_sent`).
     pub pulls_dropped: u64,
     /// Data packets sent again (after a NACK, a timeout or a loss found by reordering).
     pub retransmissions: u64,
@@ -102,6 +113,7 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// All zero, with `first_send_ps` at u64::MAX (no send yet).
     pub fn new() -> Counters {
         Counters {
             first_send_ps: u64::MAX,
@@ -109,6 +121,7 @@ impl Counters {
         }
     }
 
+    /// Adds `o` into these counters (the earliest first send, the latest times).
     pub fn merge(&mut self, o: &Counters) {
         self.events += o.events;
         self.data_sent += o.data_sent;
@@ -199,8 +212,10 @@ pub fn merge_indexed(acc: &mut Vec<Histogram<u64>>, o: &[Histogram<u64>]) {
     }
 }
 
+/// Everything a partition measures; partitions' metrics merge into the run's.
 #[derive(Serialize, Deserialize)]
 pub struct Metrics {
+    /// Packet and flow counters.
     pub counters: Counters,
     /// One-way latency of data packets, source NIC start of transmission to arrival, in ns.
     #[serde(with = "histogram_wire::serde_v2")]
@@ -266,6 +281,7 @@ impl Metrics {
         }
     }
 
+    /// Adds a partition's metrics `o` into these: counters, histograms, series and logs.
     pub fn merge(&mut self, o: &Metrics) {
         self.counters.merge(&o.counters);
         self.latency_ns

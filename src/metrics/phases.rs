@@ -31,6 +31,7 @@ impl Default for PhaseStats {
 }
 
 impl PhaseStats {
+    /// Adds `o` into these (min of first sends, max of last ACKs, sums).
     pub fn merge(&mut self, o: &PhaseStats) {
         self.first_send_ps = self.first_send_ps.min(o.first_send_ps);
         self.last_ack_ps = self.last_ack_ps.max(o.last_ack_ps);
@@ -41,7 +42,7 @@ impl PhaseStats {
 
 /// The phase table of a partition: grown on first use (a partition that sends nothing of a
 /// phase needs no entry for it), merged entry by entry.
-pub fn entry(phases: &mut Vec<PhaseStats>, phase: u8) -> &mut PhaseStats {
+pub(crate) fn entry(phases: &mut Vec<PhaseStats>, phase: u8) -> &mut PhaseStats {
     let i = phase as usize;
     if phases.len() <= i {
         phases.resize(i + 1, PhaseStats::default());
@@ -50,7 +51,7 @@ pub fn entry(phases: &mut Vec<PhaseStats>, phase: u8) -> &mut PhaseStats {
 }
 
 /// Merges `o` into `acc` entry by entry.
-pub fn merge(acc: &mut Vec<PhaseStats>, o: &[PhaseStats]) {
+pub(crate) fn merge(acc: &mut Vec<PhaseStats>, o: &[PhaseStats]) {
     for (i, p) in o.iter().enumerate() {
         entry(acc, i as u8).merge(p);
     }

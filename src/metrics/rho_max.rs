@@ -35,7 +35,7 @@ pub struct RhoMax {
 }
 
 /// Solves `rho_max` for the flows of `workload` on `fabric` (with its failed links).
-pub fn rho_max(fabric: &Fabric, workload: &Workload) -> Result<RhoMax> {
+pub(crate) fn rho_max(fabric: &Fabric, workload: &Workload) -> Result<RhoMax> {
     let line_bps = fabric.link(0, 0).rate.bps as f64;
     let (demand, host_cap) = demands(fabric, workload, line_bps);
     let mut paths_of: Vec<Vec<Vec<u32>>> = Vec::with_capacity(demand.len());
@@ -100,7 +100,7 @@ pub fn rho_max(fabric: &Fabric, workload: &Workload) -> Result<RhoMax> {
 /// `rho_max` when every switch splits what it forwards toward a destination equally over its
 /// valid next hops (`failures.rho_split = "even"`): the demands are pushed hop by hop, and the
 /// most loaded switch-to-switch link over its capacity bounds λ.
-pub fn rho_even(fabric: &Fabric, workload: &Workload) -> RhoMax {
+pub(crate) fn rho_even(fabric: &Fabric, workload: &Workload) -> RhoMax {
     let line_bps = fabric.link(0, 0).rate.bps as f64;
     let (demand, host_cap) = demands(fabric, workload, line_bps);
     let hosts_per_edge = fabric.num_hosts / fabric.subtree(0, 1).1;
@@ -135,7 +135,7 @@ pub fn rho_even(fabric: &Fabric, workload: &Workload) -> RhoMax {
 
 /// `rho_max` when every demand is split equally over its valid shortest paths
 /// (`failures.rho_split = "even_paths"`).
-pub fn rho_even_paths(fabric: &Fabric, workload: &Workload) -> RhoMax {
+pub(crate) fn rho_even_paths(fabric: &Fabric, workload: &Workload) -> RhoMax {
     let line_bps = fabric.link(0, 0).rate.bps as f64;
     let (demand, host_cap) = demands(fabric, workload, line_bps);
     let mut load: BTreeMap<u32, f64> = BTreeMap::new();

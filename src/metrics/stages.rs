@@ -3,22 +3,33 @@
 use super::PortStats;
 use serde::{Deserialize, Serialize};
 
+/// The [`PortStats`] of one stage's ports, summed (the maxima: the largest).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StageStats {
+    /// Ports of the stage.
     pub ports: u64,
+    /// Largest queue of any of its ports, in bytes.
     pub max_bytes: u64,
+    /// Largest queue of any of its ports, in packets.
     pub max_pkts: u64,
+    /// Sum of the ports' ∫ queued packets dt, in packet·ps.
     pub pkt_ps_integral: u128,
+    /// Sum of the ports' serializing time, in ps.
     pub busy_ps: u128,
+    /// Bytes its ports sent.
     pub bytes_sent: u64,
     /// Bytes sent by the stage's busiest port.
     pub max_port_bytes_sent: u64,
+    /// Packets its ports dropped.
     pub drops: u64,
+    /// Packets its ports ECN-marked.
     pub ecn_marks: u64,
+    /// Data packets its ports cut to a header.
     pub trims: u64,
 }
 
 impl StageStats {
+    /// Adds one port of the stage.
     pub fn add_port(&mut self, s: &PortStats) {
         self.ports += 1;
         self.max_bytes = self.max_bytes.max(s.max_bytes);
@@ -32,6 +43,7 @@ impl StageStats {
         self.trims += s.trims as u64;
     }
 
+    /// Adds another part's statistics of the same stage.
     pub fn merge(&mut self, o: &StageStats) {
         self.ports += o.ports;
         self.max_bytes = self.max_bytes.max(o.max_bytes);

@@ -17,7 +17,9 @@ use serde::{Deserialize, Serialize};
 /// Samples of one partition (or merged), by sample index and stage.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Timeseries {
+    /// Time between two samples, in ps.
     pub interval_ps: u64,
+    /// Stages of the fabric (entries per sample).
     pub stages: usize,
     /// [sample × stages + stage]: Σ queued bytes over the stage's ports at the sample.
     pub queue_bytes: Vec<u64>,
@@ -120,6 +122,7 @@ impl Timeseries {
         self.goodput_bytes[i] += bytes;
     }
 
+    /// Adds another partition's samples `o` (same interval and stages) into these.
     pub fn merge(&mut self, o: &Timeseries) {
         assert_eq!((self.interval_ps, self.stages), (o.interval_ps, o.stages));
         self.grow(o.queue_bytes.len() / self.stages.max(1));
@@ -175,11 +178,17 @@ impl Timeseries {
 /// One point of a flow's window trace, taken after each ACK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct CwndPoint {
+    /// When the ACK was processed, in ps.
     pub time_ps: u64,
+    /// The sending host.
     pub host: u32,
+    /// The flow's index among the host's flows.
     pub flow: u32,
+    /// Congestion window after the ACK, in bytes.
     pub cwnd_bytes: u64,
+    /// Bytes in flight after the ACK.
     pub in_flight_bytes: u64,
+    /// Smoothed RTT, in ps.
     pub srtt_ps: u64,
 }
 
@@ -248,14 +257,18 @@ pub enum FlowEventKind {
 /// One flow event at a traced host (`report.trace_hosts`), for workloads with triggers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct FlowEvent {
+    /// When it happened, in ps.
     pub time_ps: u64,
     /// The host it happened at.
     pub host: u32,
+    /// What happened.
     pub kind: FlowEventKind,
+    /// The flow it happened to.
     pub flow: crate::packet::FlowId,
 }
 
 impl FlowEvent {
+    /// The flow `flow` started at its source `host` at `time_ps`.
     pub fn started(time_ps: u64, host: u32, flow: crate::packet::FlowId) -> FlowEvent {
         FlowEvent {
             time_ps,
@@ -264,6 +277,7 @@ impl FlowEvent {
             flow,
         }
     }
+    /// The last packet of flow `flow` arrived at its destination `host` at `time_ps`.
     pub fn received(time_ps: u64, host: u32, flow: crate::packet::FlowId) -> FlowEvent {
         FlowEvent {
             time_ps,

@@ -3,15 +3,15 @@
 
 pub(crate) mod completion;
 pub mod event;
-pub mod host;
+pub(crate) mod host;
 pub(crate) mod link;
 pub(crate) mod nic;
-pub mod port;
+pub(crate) mod port;
 pub(crate) mod pull_queue;
 pub(crate) mod qdisc;
-pub mod rotorlb;
-pub mod sent_flows;
-pub mod switch;
+pub(crate) mod rotorlb;
+pub(crate) mod sent_flows;
+pub(crate) mod switch;
 pub(crate) mod triggers;
 
 pub use port::Port;

@@ -510,7 +510,7 @@ impl RotorLb {
 /// `topology.opera.rlb_planning = "rack"` the engine passes every host of the rack at the
 /// first of their slot timers (`rack_hook`), as the authors' central planner, which sees
 /// every host's queues; with `"host"` each host alone at its own timer.
-pub fn plan_superslice(m: &Model, hosts: &mut [(NodeId, &mut RotorLb)], now_ps: u64) {
+pub(crate) fn plan_superslice(m: &Model, hosts: &mut [(NodeId, &mut RotorLb)], now_ps: u64) {
     let sched = opera(m).opera().schedule();
     let t = sched.timing().superslice_ps();
     assert_eq!(now_ps % t, 0, "RotorLB slots start with a superslice");

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 /// check); released records are dropped from its front in batches, once they are at least
 /// half of it, so each record is moved at most once on average.
 #[derive(Serialize, Deserialize)]
-pub struct SentFlows<T> {
+pub(crate) struct SentFlows<T> {
     /// Flow index of `live[0]`.
     base: u32,
     /// Records `live[..dead]` were released (kept until the next compaction).
@@ -34,39 +34,39 @@ impl<T> Default for SentFlows<T> {
 impl<T> SentFlows<T> {
     /// The record of flow `i`, if kept (started or a placeholder, and not released).
     #[inline]
-    pub fn get_mut(&mut self, i: u32) -> Option<&mut T> {
+    pub(crate) fn get_mut(&mut self, i: u32) -> Option<&mut T> {
         let at = i.checked_sub(self.base + self.dead)?;
         self.live.get_mut((at + self.dead) as usize)
     }
 
     /// Whether flow `i`'s record was released (it completed).
     #[inline]
-    pub fn released(&self, i: u32) -> bool {
+    pub(crate) fn released(&self, i: u32) -> bool {
         i < self.base + self.dead
     }
 
     /// One past the highest index with a record (placeholders included).
-    #[inline]
-    pub fn end(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn end(&self) -> u32 {
         self.base + self.live.len() as u32
     }
 
     /// Records held in memory: live ones, placeholders, and released ones awaiting the next
     /// compaction.
     #[inline]
-    pub fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         self.live.len()
     }
 
     /// Records not released: running flows and placeholders (completed flows above a
     /// running one included).
     #[inline]
-    pub fn unreleased(&self) -> usize {
+    pub(crate) fn unreleased(&self) -> usize {
         self.live.len() - self.dead as usize
     }
 
     /// Stores the record of flow `i`; indices between the end and `i` get `placeholder()`.
-    pub fn insert(&mut self, i: u32, record: T, mut placeholder: impl FnMut() -> T) {
+    pub(crate) fn insert(&mut self, i: u32, record: T, mut placeholder: impl FnMut() -> T) {
         assert!(!self.released(i), "flow {i} started after it was released");
         let at = (i - self.base) as usize;
         while self.live.len() < at {
@@ -80,7 +80,7 @@ impl<T> SentFlows<T> {
     }
 
     /// Drops records from the front while `done` holds for them.
-    pub fn release_front_while(&mut self, mut done: impl FnMut(&T) -> bool) {
+    pub(crate) fn release_front_while(&mut self, mut done: impl FnMut(&T) -> bool) {
         while self.live.get(self.dead as usize).is_some_and(&mut done) {
             self.dead += 1;
         }

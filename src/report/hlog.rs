@@ -13,6 +13,8 @@ use base64::Engine;
 use hdrhistogram::Histogram;
 use std::io::Write;
 
+/// Writes an interval log of the tagged histograms `hists`, each as one interval covering
+/// the run's `duration_ps` from time 0.
 pub fn write_hlog(
     out: &mut impl Write,
     duration_ps: u64,

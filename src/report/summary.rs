@@ -26,10 +26,13 @@ impl Percentiles {
     }
 }
 
+/// A run's `summary.json`: the scenario, the model's results and how the run went.
 pub struct Summary {
     /// The effective scenario (after overrides), so a summary says what produced it.
     pub scenario: Value,
+    /// The `results` object: what the model measured, independent of how it ran.
     pub results: Value,
+    /// The `run` object: how it ran (wall times, speed, ranks, threads, partitions, windows).
     pub run: Value,
 }
 
@@ -258,6 +261,7 @@ impl Summary {
         })
     }
 
+    /// `summary.json`: `scenario`, `results` and `run`, pretty-printed, newline-terminated.
     pub fn to_json(&self) -> String {
         let v = json!({ "scenario": self.scenario, "results": self.results, "run": self.run });
         serde_json::to_string_pretty(&v).expect("JSON values serialize") + "\n"

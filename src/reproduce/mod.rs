@@ -6,12 +6,12 @@
 //! their collected tables and a verdict per claim.
 
 pub mod claims;
-pub mod expr;
-pub mod report;
+pub(crate) mod expr;
+pub(crate) mod report;
 pub mod run;
 pub mod size;
-pub mod table;
-pub mod verdict;
+pub(crate) mod table;
+pub(crate) mod verdict;
 
 use anyhow::{Context, Result};
 use report::{PaperReport, Tally};

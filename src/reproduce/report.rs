@@ -18,7 +18,7 @@ pub struct SweepCost {
 }
 
 /// One paper's part of the report.
-pub struct PaperReport<'a> {
+pub(crate) struct PaperReport<'a> {
     pub paper: &'a str,
     pub title: &'a str,
     pub outcomes: &'a [Outcome],
@@ -80,7 +80,7 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-pub fn markdown(size: &str, commit: &str, papers: &[PaperReport]) -> String {
+pub(crate) fn markdown(size: &str, commit: &str, papers: &[PaperReport]) -> String {
     let mut s = format!(
         "# weft reproduce, size {size}\n\nMade by `weft reproduce --size {size}` at weft commit {commit}. \
          AGREES / DISAGREES: the paper's statement holds / does not hold for weft's mean over \
@@ -174,7 +174,7 @@ pub fn markdown(size: &str, commit: &str, papers: &[PaperReport]) -> String {
     s
 }
 
-pub fn write_csv(path: &Path, outcomes: &[&Outcome]) -> Result<()> {
+pub(crate) fn write_csv(path: &Path, outcomes: &[&Outcome]) -> Result<()> {
     let ctx = || format!("writing {}", path.display());
     let mut w = csv::Writer::from_path(path).with_context(ctx)?;
     w.write_record(["id", "figure", "paper", "weft", "verdict", "note"])

@@ -10,12 +10,12 @@ use std::path::Path;
 /// value); not an error in the claim.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct NotRun(pub String);
+pub(crate) struct NotRun(pub String);
 
 /// The varied field of a concatenated table that names each row's sweep.
-pub const SWEEP_FIELD: &str = "sweep";
+pub(crate) const SWEEP_FIELD: &str = "sweep";
 
-pub struct SummaryTable {
+pub(crate) struct SummaryTable {
     /// The sweep's name, for messages.
     pub sweep: String,
     header: Vec<String>,
@@ -41,7 +41,7 @@ fn matches(cell: &str, c: &Condition) -> bool {
 }
 
 impl SummaryTable {
-    pub fn read(
+    pub(crate) fn read(
         path: &Path,
         sweep: &str,
         known_values: BTreeMap<String, Vec<String>>,
@@ -62,7 +62,7 @@ impl SummaryTable {
         Ok(SummaryTable::new(sweep, header, rows, known_values))
     }
 
-    pub fn new(
+    pub(crate) fn new(
         sweep: &str,
         header: Vec<String>,
         rows: Vec<Vec<String>>,
@@ -85,7 +85,7 @@ impl SummaryTable {
     /// Several sweeps' tables read as one (a claim that compares them): a first varied field
     /// `sweep` holds each row's sweep key, the other columns are the union of theirs in order
     /// of first appearance (varied fields before `runs`), a cell a sweep lacks is empty.
-    pub fn concat(parts: &[(&str, &SummaryTable)]) -> SummaryTable {
+    pub(crate) fn concat(parts: &[(&str, &SummaryTable)]) -> SummaryTable {
         let mut varied: Vec<String> = vec![SWEEP_FIELD.to_string()];
         let mut results: Vec<String> = Vec::new();
         for (_, t) in parts {
@@ -136,12 +136,12 @@ impl SummaryTable {
         self.header.iter().position(|h| h == name)
     }
 
-    pub fn is_varied(&self, field: &str) -> bool {
+    pub(crate) fn is_varied(&self, field: &str) -> bool {
         self.varied.iter().any(|v| v == field)
     }
 
     /// The distinct values of a varied field, in row order.
-    pub fn values_of(&self, field: &str) -> Vec<String> {
+    pub(crate) fn values_of(&self, field: &str) -> Vec<String> {
         let Some(c) = self.col(field) else {
             return Vec::new();
         };

@@ -45,7 +45,7 @@ pub struct Outcome {
 }
 
 /// Three significant digits, without a trailing exponent for ordinary magnitudes.
-pub fn fmt3(v: f64) -> String {
+pub(crate) fn fmt3(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {
         return format!("{v}");
     }
@@ -67,7 +67,7 @@ fn tolerance_decimals(value: f64, rel_tol: f64, abs_tol: f64) -> usize {
     (1.0 - tol.log10().floor()).clamp(0.0, 9.0) as usize
 }
 
-pub fn fmt_measured(m: Measured) -> String {
+pub(crate) fn fmt_measured(m: Measured) -> String {
     // Below 1e-9 of the value an error is rounding noise (an exact fit), not a measurement.
     if m.se > 1e-9 * m.value.abs() {
         format!("{} ± {}", fmt3(m.value), fmt3(m.se))
@@ -76,7 +76,7 @@ pub fn fmt_measured(m: Measured) -> String {
     }
 }
 
-pub fn describe(test: &Test) -> String {
+pub(crate) fn describe(test: &Test) -> String {
     match test {
         Test::Value {
             value,
@@ -107,7 +107,7 @@ pub fn describe(test: &Test) -> String {
 }
 
 /// Evaluates `claim` on `table` (none: its sweep was not run at this size, for `why`).
-pub fn evaluate(claim: &Claim, table: Option<&SummaryTable>, why_not: &str) -> Outcome {
+pub(crate) fn evaluate(claim: &Claim, table: Option<&SummaryTable>, why_not: &str) -> Outcome {
     let mut o = Outcome {
         id: claim.id.clone(),
         figure: claim.figure.clone(),
@@ -332,7 +332,7 @@ fn exponent(metric: &Expr, x: &str, table: &SummaryTable) -> Result<(Measured, u
 }
 
 /// Ordinary least squares slope of y on x, with its standard error.
-pub fn fit_slope(points: &[(f64, f64)]) -> Measured {
+pub(crate) fn fit_slope(points: &[(f64, f64)]) -> Measured {
     let n = points.len() as f64;
     let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
     let my = points.iter().map(|p| p.1).sum::<f64>() / n;

@@ -9,17 +9,17 @@ use super::{Fsdp2Mode, GpuPlacement, MoeConfig, Scenario, WorkloadKind};
 /// The Llama-3 models ("The Llama 3 Herd of Models", Table 3): name, layers, nominal parameters
 /// (the figure in the name, which reproduces the Ofan paper's packet counts; the exact totals are
 /// 8.03 B, 70.55 B and 405.85 B).
-pub const LLAMA3_MODELS: [(&str, u32, u64); 3] = [
+pub(crate) const LLAMA3_MODELS: [(&str, u32, u64); 3] = [
     ("llama3-8b", 32, 8_000_000_000),
     ("llama3-70b", 80, 70_000_000_000),
     ("llama3-405b", 126, 405_000_000_000),
 ];
 
 /// The most phases a workload can report (phase indices are a byte).
-pub const MAX_PHASES: u32 = 255;
+pub(crate) const MAX_PHASES: u32 = 255;
 
 /// Layers and nominal parameters of a known model name.
-pub fn llama3_model(name: &str) -> Option<(u32, u64)> {
+pub(crate) fn llama3_model(name: &str) -> Option<(u32, u64)> {
     LLAMA3_MODELS
         .iter()
         .find(|m| m.0 == name)

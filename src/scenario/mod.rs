@@ -2,8 +2,8 @@
 //! field defaulted to the Ofan paper's evaluation set-up, so a file gives only what it changes.
 //! Unknown keys are rejected; every check names the field it concerns.
 
-pub mod ai;
-pub mod cc;
+pub(crate) mod ai;
+pub(crate) mod cc;
 mod expander;
 mod lb_config;
 mod lb_policy;
@@ -32,6 +32,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// A scenario: the fabric, its switches, load balancing, hosts and traffic, and what to
+/// report (the top level of a scenario file).
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Scenario {
@@ -55,7 +57,9 @@ pub struct Scenario {
     pub host: HostConfig,
     /// `[workload]`: the traffic.
     pub workload: WorkloadConfig,
+    /// `[report]`: what `weft run --out` writes besides summary.json and latency.hlog.
     pub report: ReportConfig,
+    /// `[failures]`: failed switch-to-switch links.
     pub failures: FailureConfig,
     /// Folder of the scenario file; relative paths in the scenario resolve against it.
     #[serde(skip)]
@@ -81,6 +85,7 @@ impl Default for Scenario {
 }
 
 registry! {
+    /// `topology.kind`: the kind of fabric.
     pub enum TopologyKind {
         /// Three-level fat tree of radix k: k^3/4 hosts.
         FatTree => "fat_tree",
@@ -98,6 +103,7 @@ registry! {
     }
 }
 
+/// `[topology]`: the fabric: its kind and size, and the rates and latencies of its links.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TopologyConfig {
@@ -368,6 +374,7 @@ impl Default for FailureConfig {
 }
 
 impl FailureConfig {
+    /// Whether any link may fail (a probability above 0 or a listed link).
     pub fn any(&self) -> bool {
         self.link_probability > 0.0 || !self.links.is_empty()
     }
@@ -416,6 +423,7 @@ pub struct CtrlShareConfig {
     pub data_bytes: u32,
 }
 
+/// `[topology.tiers.NAME]`: the rate and latency of one tier's links.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TierOverride {
@@ -425,6 +433,7 @@ pub struct TierOverride {
     pub latency_ns: Option<f64>,
 }
 
+/// `[packet]`: packet sizes.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PacketConfig {
@@ -455,11 +464,14 @@ impl Default for PacketConfig {
 /// A per-port buffer limit: a byte count or `"unlimited"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BufferBytes {
+    /// No limit.
     Unlimited,
+    /// At most this many bytes.
     Bytes(u64),
 }
 
 impl BufferBytes {
+    /// The limit in bytes (u64::MAX when unlimited).
     pub fn limit(&self) -> u64 {
         match self {
             BufferBytes::Unlimited => u64::MAX,
@@ -553,6 +565,7 @@ pub enum EcnMode {
     Ramp,
 }
 
+/// `[switch]`: switch buffers, ECN marking, trimming and control queues.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SwitchConfig {
@@ -733,6 +746,7 @@ pub struct MixedDeployment {
 }
 
 registry! {
+    /// `host.cc`: the transport and its congestion control.
     pub enum CcKind {
         /// Paced sender, no congestion control (the Ofan paper's LB-isolation mode).
         None => "none",
@@ -779,6 +793,7 @@ pub enum LossDetection {
     Dupack,
 }
 
+/// `[host]`: the transport and congestion control of the hosts.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
@@ -857,6 +872,7 @@ impl Default for HostConfig {
 }
 
 registry! {
+    /// `workload.kind`: the traffic pattern.
     pub enum WorkloadKind {
         /// Every host sends `message_bytes` to one other host, each host receiving once (a random
         /// derangement from the seed: no host sends to itself; `inter_pod`, `inter_rack`).
@@ -1054,6 +1070,7 @@ impl Collective {
     }
 }
 
+/// `[workload]`: the traffic.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct WorkloadConfig {

@@ -13,6 +13,7 @@ pub(super) const MAX_LEVELS: usize = 6;
 const MAX_HOSTS: u64 = 1 << 22;
 const MAX_PORTS: u64 = 4096;
 
+/// `[topology.pgft]`: the PGFT's levels, arities and parallel links, and its node types.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PgftConfig {
@@ -55,7 +56,9 @@ pub struct NodeTypeRanges {
 /// The types of a fabric's end nodes: names in grouping order and each host's type index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostTypes {
+    /// Type names, in grouping order.
     pub names: Vec<String>,
+    /// Each host's type: an index into `names`.
     pub type_of: Vec<u16>,
 }
 

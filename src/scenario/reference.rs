@@ -14,12 +14,15 @@ pub struct Field {
     /// (`topology.tiers.NAME.rate_gbps`), `[]` for an entry of an array of tables
     /// (`topology.link_rates[].fraction`).
     pub path: String,
+    /// Its type as the reference writes it (e.g. "integer", "optional float", "table").
     pub ty: String,
     /// The default as TOML, "unset" (an optional field), "required", or empty (a table).
     pub default: String,
+    /// The unit its name's suffix gives (e.g. "µs", "bytes"), or empty.
     pub unit: &'static str,
     /// Enum values as TOML strings, or the declared numeric range.
     pub allowed: String,
+    /// Its doc comment (the type's, for a field without one), with enum values' docs.
     pub meaning: String,
     /// The declared numeric range (not a type's own bound such as an unsigned integer's 0).
     pub bounds: Bounds,
@@ -30,13 +33,18 @@ pub struct Field {
 /// A declared numeric range; each bound is inclusive unless marked exclusive.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Bounds {
+    /// Inclusive lower bound.
     pub min: Option<f64>,
+    /// Inclusive upper bound.
     pub max: Option<f64>,
+    /// Exclusive lower bound.
     pub exclusive_min: Option<f64>,
+    /// Exclusive upper bound.
     pub exclusive_max: Option<f64>,
 }
 
 impl Bounds {
+    /// Whether any bound is declared.
     pub fn any(&self) -> bool {
         *self != Bounds::default()
     }
@@ -73,6 +81,8 @@ pub struct Section {
     pub header: String,
     /// The doc comment of the table's type.
     pub intro: String,
+    /// The table's own fields, in struct order (a sub-table is one field here, its fields
+    /// in its own section).
     pub fields: Vec<Field>,
 }
 

@@ -10,11 +10,14 @@ use thiserror::Error;
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 #[error("{field}: {message}")]
 pub struct FieldError {
+    /// Dotted path of the field, e.g. `lb.ethereal.max_subflows`.
     pub field: String,
+    /// What is wrong with its value.
     pub message: String,
 }
 
 impl FieldError {
+    /// The error `message` about field `field`.
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
         FieldError {
             field: field.into(),

@@ -6,8 +6,8 @@ use super::spec::{Point, SweepSpec};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
-pub const POINT_FILE: &str = "point.toml";
-pub const DONE_FILE: &str = "done";
+pub(crate) const POINT_FILE: &str = "point.toml";
+pub(crate) const DONE_FILE: &str = "done";
 
 /// Longest slug kept in a folder name (the full values are in `point.toml`).
 const MAX_SLUG_CHARS: usize = 48;
@@ -15,7 +15,7 @@ const MAX_SLUG_CHARS: usize = 48;
 /// `<index>-<slug>`: the index zero-padded to the width of the last index (at least 3
 /// digits, so folders list in point order), then the varied values joined by `_` with every
 /// character other than `A-Za-z0-9._+-` replaced by `-`.
-pub fn dir_name(p: &Point, points: usize) -> String {
+pub(crate) fn dir_name(p: &Point, points: usize) -> String {
     let width = (points.saturating_sub(1)).to_string().len().max(3);
     let slug: String = p
         .varied
@@ -39,13 +39,13 @@ pub fn dir_name(p: &Point, points: usize) -> String {
     format!("{:0width$}-{slug}", p.index)
 }
 
-pub fn point_dir(out: &Path, p: &Point, points: usize) -> PathBuf {
+pub(crate) fn point_dir(out: &Path, p: &Point, points: usize) -> PathBuf {
     out.join(dir_name(p, points))
 }
 
 /// `point.toml`: the index, the base scenario as the sweep file names it, the fixed and the
 /// varied overrides (each table in the sweep's order). `weft collect` reads `[varied]`.
-pub fn point_toml(spec: &SweepSpec, p: &Point) -> String {
+pub(crate) fn point_toml(spec: &SweepSpec, p: &Point) -> String {
     let mut s = format!(
         "# weft sweep {:?}: point {} of {}\nindex = {}\nscenario = {}\n",
         spec.name,
@@ -65,7 +65,7 @@ pub fn point_toml(spec: &SweepSpec, p: &Point) -> String {
 
 /// Refuses an output folder that holds a point folder not among `expected` (the sweep file
 /// changed since it ran: a collect would mix both sweeps' points).
-pub fn check_same_sweep(out: &Path, expected: &[String]) -> Result<()> {
+pub(crate) fn check_same_sweep(out: &Path, expected: &[String]) -> Result<()> {
     let Ok(entries) = std::fs::read_dir(out) else {
         return Ok(());
     };
@@ -88,13 +88,13 @@ pub fn check_same_sweep(out: &Path, expected: &[String]) -> Result<()> {
     Ok(())
 }
 
-pub fn is_done(dir: &Path) -> bool {
+pub(crate) fn is_done(dir: &Path) -> bool {
     dir.join(DONE_FILE).is_file()
 }
 
 /// Writes `done` (the run's wall time in seconds) through a temporary file and a rename, so
 /// a sweep killed while writing it leaves no `done`.
-pub fn mark_done(dir: &Path, wall_s: f64) -> Result<()> {
+pub(crate) fn mark_done(dir: &Path, wall_s: f64) -> Result<()> {
     let tmp = dir.join(".done.tmp");
     std::fs::write(&tmp, format!("wall_s = {wall_s}\n"))
         .with_context(|| format!("writing {}", tmp.display()))?;
@@ -106,7 +106,7 @@ pub fn mark_done(dir: &Path, wall_s: f64) -> Result<()> {
 /// this point's is refused (the sweep file changed since: the old results would be mixed in),
 /// an unfinished point's folder is emptied, a folder that is not a point's is left alone and
 /// refused. Returns whether the point is already done.
-pub fn prepare(dir: &Path, expected_toml: &str) -> Result<bool> {
+pub(crate) fn prepare(dir: &Path, expected_toml: &str) -> Result<bool> {
     let point_file = dir.join(POINT_FILE);
     if dir.exists() {
         match std::fs::read_to_string(&point_file) {

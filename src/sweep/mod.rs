@@ -8,7 +8,7 @@
 //! any runs).
 
 pub mod collect;
-pub mod layout;
+pub(crate) mod layout;
 pub mod plot;
 pub mod runner;
 pub mod slurm;

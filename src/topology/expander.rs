@@ -24,17 +24,17 @@ use super::{Candidates, NodeId, Route, Wiring};
 use crate::rng::{stream, Purpose};
 use crate::scenario::FieldError;
 
-pub const STAGES: &[&str] = &["host_tor", "tor_tor", "tor_host"];
+pub(crate) const STAGES: &[&str] = &["host_tor", "tor_tor", "tor_host"];
 
 /// The longest ToR-to-ToR path a fabric may have: `Fabric::path` walks at most 64 links
 /// (two of them host links), so a ring-like draw (u = 2) is refused rather than looping.
-pub const MAX_DIAMETER: u16 = 32;
+pub(crate) const MAX_DIAMETER: u16 = 32;
 
 /// Marks the (ToR, own rack) cells of the route table.
 const OWN_RACK: u32 = u32::MAX;
 
 #[derive(Clone, Debug)]
-pub struct Expander {
+pub(crate) struct Expander {
     /// Racks, hosts per rack (d), uplinks per ToR (u, the graph's degree).
     rk: Racks,
     graph: RegularGraph,
@@ -50,7 +50,7 @@ pub struct Expander {
 impl Expander {
     /// Draws `realizations` graphs and keeps the best connected one; the error names
     /// `topology.uplinks` when every draw is disconnected or too long.
-    pub fn build(
+    pub(crate) fn build(
         racks: u32,
         hosts_per_rack: u32,
         uplinks: u32,
@@ -96,7 +96,7 @@ impl Expander {
     }
 
     /// The fabric on a given graph (`dist`: its all-pairs hop counts).
-    pub fn from_graph(hosts_per_rack: u32, graph: RegularGraph, dist: Vec<u16>) -> Expander {
+    pub(crate) fn from_graph(hosts_per_rack: u32, graph: RegularGraph, dist: Vec<u16>) -> Expander {
         let (racks, u) = (graph.vertices(), graph.degree());
         let mut e = Expander {
             rk: Racks::new(racks, hosts_per_rack, u),
@@ -140,25 +140,25 @@ impl Expander {
         self.table = table;
     }
 
-    pub fn num_hosts(&self) -> u32 {
+    pub(crate) fn num_hosts(&self) -> u32 {
         self.rk.t0
     }
-    pub fn racks(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn racks(&self) -> u32 {
         self.rk.racks
     }
-    pub fn graph(&self) -> &RegularGraph {
-        &self.graph
-    }
+    #[cfg(test)]
     /// ToR-to-ToR hop count between racks `a` and `b`.
-    pub fn rack_distance(&self, a: u32, b: u32) -> u16 {
+    pub(crate) fn rack_distance(&self, a: u32, b: u32) -> u16 {
         self.dist[(a * self.rk.racks + b) as usize]
     }
+    #[cfg(test)]
     /// Distinct candidate lists in the route table.
-    pub fn distinct_lists(&self) -> usize {
+    pub(crate) fn distinct_lists(&self) -> usize {
         self.lists.len()
     }
     /// Bytes of routing state (route table, hop counts, lists, graph).
-    pub fn table_bytes(&self) -> u64 {
+    pub(crate) fn table_bytes(&self) -> u64 {
         (self.table.len() * 4 + self.dist.len() * 2 + self.lists.len() * 8 + self.pool.len() * 2)
             as u64
             + (self.rk.racks * self.rk.u * 4) as u64
@@ -175,7 +175,7 @@ impl Expander {
 
     /// Two hosts whose racks are a diameter apart (the first such pair in rack order): the
     /// fabric's longest path.
-    pub fn farthest_hosts(&self) -> (NodeId, NodeId) {
+    pub(crate) fn farthest_hosts(&self) -> (NodeId, NodeId) {
         let (diameter, _) = quality(&self.dist);
         let i = self
             .dist

@@ -20,14 +20,14 @@
 //! - `now` is an argument of `route` and `peer` so that time-varying fabrics (Opera) compute
 //!   them from the time and the seed alone; static fabrics ignore it.
 
-pub mod expander;
+pub(crate) mod expander;
 mod failures;
 mod fat_tree;
 mod leaf_spine;
-pub mod opera;
-pub mod pgft;
+pub(crate) mod opera;
+pub(crate) mod pgft;
 mod racks;
-pub mod regular_graph;
+pub(crate) mod regular_graph;
 mod shape;
 
 pub use failures::contains;

@@ -28,11 +28,11 @@ const MAX_ROUNDS: u32 = 10_000;
 const MAX_DRAWS: u32 = 1_000;
 
 /// Marks a pair of vertices that are not connected.
-pub const UNREACHABLE: u16 = u16::MAX;
+pub(crate) const UNREACHABLE: u16 = u16::MAX;
 
 /// A simple undirected graph with every vertex of degree `u`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RegularGraph {
+pub(crate) struct RegularGraph {
     n: u32,
     u: u32,
     /// Row-major `n × u`: the neighbours of each vertex in increasing order.
@@ -42,14 +42,14 @@ pub struct RegularGraph {
 impl RegularGraph {
     /// A random simple u-regular graph on `n` vertices (`n·u` even, `u < n`), or `None` when
     /// every one of [`MAX_DRAWS`] draws got stuck (never seen for u ≥ 1 at these sizes).
-    pub fn random<R: Rng>(n: u32, u: u32, rng: &mut R) -> Option<RegularGraph> {
+    pub(crate) fn random<R: Rng>(n: u32, u: u32, rng: &mut R) -> Option<RegularGraph> {
         assert!(u < n && (n as u64 * u as u64) % 2 == 0, "n = {n}, u = {u}");
         (0..MAX_DRAWS).find_map(|_| try_draw(n, u, rng))
     }
 
     /// A graph from adjacency rows (sorted here); panics unless simple, symmetric and
     /// u-regular (tests, hand-made graphs).
-    pub fn from_rows(rows: Vec<Vec<u32>>) -> RegularGraph {
+    pub(crate) fn from_rows(rows: Vec<Vec<u32>>) -> RegularGraph {
         let n = rows.len() as u32;
         let u = rows.first().map_or(0, |r| r.len() as u32);
         let mut adj = Vec::with_capacity((n * u) as usize);
@@ -66,32 +66,32 @@ impl RegularGraph {
         g
     }
 
-    pub fn vertices(&self) -> u32 {
+    pub(crate) fn vertices(&self) -> u32 {
         self.n
     }
-    pub fn degree(&self) -> u32 {
+    pub(crate) fn degree(&self) -> u32 {
         self.u
     }
     /// The neighbours of `v`, increasing.
     #[inline]
-    pub fn neighbours(&self, v: u32) -> &[u32] {
+    pub(crate) fn neighbours(&self, v: u32) -> &[u32] {
         let u = self.u as usize;
         &self.adj[v as usize * u..(v as usize + 1) * u]
     }
     /// The index of `w` among the neighbours of `v`, if adjacent.
-    pub fn position(&self, v: u32, w: u32) -> Option<usize> {
+    pub(crate) fn position(&self, v: u32, w: u32) -> Option<usize> {
         self.neighbours(v).binary_search(&w).ok()
     }
 
     /// No self-loops and no parallel edges (rows sorted, so duplicates are adjacent).
-    pub fn is_simple(&self) -> bool {
+    pub(crate) fn is_simple(&self) -> bool {
         (0..self.n).all(|v| {
             let r = self.neighbours(v);
             !r.contains(&v) && r.windows(2).all(|w| w[0] < w[1])
         })
     }
     /// Every edge appears at both ends.
-    pub fn is_symmetric(&self) -> bool {
+    pub(crate) fn is_symmetric(&self) -> bool {
         (0..self.n).all(|v| {
             self.neighbours(v)
                 .iter()
@@ -100,7 +100,7 @@ impl RegularGraph {
     }
 
     /// Hop counts from `src` to every vertex ([`UNREACHABLE`] where none), by BFS.
-    pub fn distances_from(&self, src: u32) -> Vec<u16> {
+    pub(crate) fn distances_from(&self, src: u32) -> Vec<u16> {
         let mut dist = vec![UNREACHABLE; self.n as usize];
         let mut queue = Vec::with_capacity(self.n as usize);
         dist[src as usize] = 0;
@@ -122,7 +122,7 @@ impl RegularGraph {
 
     /// All-pairs hop counts, row-major `n × n` (BFS from every vertex: O(n² u)), or `None`
     /// if the graph is disconnected.
-    pub fn all_distances(&self) -> Option<Vec<u16>> {
+    pub(crate) fn all_distances(&self) -> Option<Vec<u16>> {
         if self.distances_from(0).contains(&UNREACHABLE) {
             return None;
         }
@@ -136,7 +136,7 @@ impl RegularGraph {
 
 /// (diameter, sum of hop counts over ordered pairs) of an all-pairs table: the order in which
 /// realizations are compared (the sum orders the mean hop count, n being fixed).
-pub fn quality(dist: &[u16]) -> (u16, u64) {
+pub(crate) fn quality(dist: &[u16]) -> (u16, u64) {
     let diameter = dist.iter().copied().max().unwrap_or(0);
     let total = dist.iter().map(|&d| d as u64).sum();
     (diameter, total)

@@ -11,12 +11,12 @@
 //! Late and unexpected acknowledgements are counted, never a panic (see `paced.rs` for what
 //! a counting transport cannot detect).
 
-pub mod cc;
-pub mod ndp;
+pub(crate) mod cc;
+pub(crate) mod ndp;
 pub(crate) mod paced;
 pub(crate) mod receiver;
-pub mod reliable;
-pub mod rotor;
+pub(crate) mod reliable;
+pub(crate) mod rotor;
 pub(crate) mod seqset;
 
 use crate::scenario::cc::{DctcpConfig, MswiftConfig, NsccConfig, SwiftConfig};
@@ -50,11 +50,16 @@ pub struct AckInfo {
 pub enum CcChoice {
     /// A fixed window, in bytes.
     Constant {
+        /// The window, in bytes.
         cwnd_bytes: u64,
     },
+    /// DCTCP (`host.cc = "dctcp"`).
     Dctcp(DctcpConfig),
+    /// UEC NSCC (`host.cc = "nscc"`).
     Nscc(NsccConfig),
+    /// Swift (`host.cc = "swift"`).
     Swift(SwiftConfig),
+    /// Swift fed the median of recent delays (`host.cc = "mswift"`).
     Mswift(SwiftConfig, MswiftConfig),
     /// NDP: no window (an unlimited constant one); pull credit gates the sender.
     Ndp(ndp::NdpParams),
@@ -63,9 +68,13 @@ pub enum CcChoice {
 /// The scenario's transport, in the units senders use.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TransportParams {
+    /// `host.cc = "none"`: paced, no window, no loss recovery.
     Paced,
+    /// Every other `host.cc`: the reliable transport.
     Reliable {
+        /// Its timer and loss-detection parameters.
         params: ReliableParams,
+        /// Its window rule.
         cc: CcChoice,
         /// The receiver ACKs once this many bytes of data are unacknowledged (0: every
         /// packet), and at once in the cases of `transport::receiver`.
@@ -74,6 +83,7 @@ pub enum TransportParams {
 }
 
 impl TransportParams {
+    /// Whether flows run the reliable transport (any `host.cc` but `none`).
     pub fn is_reliable(&self) -> bool {
         matches!(self, TransportParams::Reliable { .. })
     }
@@ -93,6 +103,7 @@ impl TransportParams {
 /// Per-flow sender state: one variant per transport.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Sender {
+    /// `host.cc = "none"`.
     Paced(paced::Paced),
     /// Boxed: a paced all-to-all keeps thousands of flows per host, which should not pay for
     /// the reliable transport's size.
@@ -170,6 +181,7 @@ impl Sender {
         }
     }
 
+    /// Whether every packet of the flow has been acknowledged.
     pub fn is_complete(&self) -> bool {
         match self {
             Sender::Paced(s) => s.is_complete(),

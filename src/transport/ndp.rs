@@ -41,7 +41,7 @@ pub struct NdpParams {
 /// A flow's permission to send: the initial window plus pulls (and timeouts), less what
 /// it sent.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PullCredit {
+pub(crate) struct PullCredit {
     credit: u32,
     /// Highest pull number heard.
     last_pull: u32,
@@ -53,7 +53,7 @@ pub struct PullCredit {
 }
 
 impl PullCredit {
-    pub fn new(initial_window_pkts: u32) -> PullCredit {
+    pub(crate) fn new(initial_window_pkts: u32) -> PullCredit {
         assert!(
             initial_window_pkts > 0,
             "NDP's initial window holds a packet"
@@ -66,16 +66,17 @@ impl PullCredit {
         }
     }
 
-    pub fn may_send(&self) -> bool {
+    pub(crate) fn may_send(&self) -> bool {
         self.credit > 0
     }
 
-    pub fn credit(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn credit(&self) -> u32 {
         self.credit
     }
 
     /// One packet sent at `now_ps`.
-    pub fn spend(&mut self, now_ps: u64) {
+    pub(crate) fn spend(&mut self, now_ps: u64) {
         assert!(self.credit > 0, "an NDP sender sends only on credit");
         self.credit -= 1;
         self.heard(now_ps);
@@ -83,7 +84,7 @@ impl PullCredit {
 
     /// A pull numbered `pull_no` arrived; returns the credits it added (0 for a pull
     /// overtaken by a later one).
-    pub fn on_pull(&mut self, pull_no: u32, now_ps: u64) -> u32 {
+    pub(crate) fn on_pull(&mut self, pull_no: u32, now_ps: u64) -> u32 {
         self.heard(now_ps);
         let new = pull_no.saturating_sub(self.last_pull);
         self.last_pull = self.last_pull.max(pull_no);
@@ -92,29 +93,29 @@ impl PullCredit {
     }
 
     /// Credits not from pulls: packets the timer declared lost, or a lost pull.
-    pub fn grant(&mut self, packets: u32) {
+    pub(crate) fn grant(&mut self, packets: u32) {
         self.credit += packets;
     }
 
     /// The receiver answered a packet (an ACK or NACK) at `now_ps`.
-    pub fn answered(&mut self, now_ps: u64) {
+    pub(crate) fn answered(&mut self, now_ps: u64) {
         self.answers = self.answers.saturating_add(1);
         self.heard(now_ps);
     }
 
     /// Pulls the receiver has queued for packets it answered and that have not arrived (an
     /// estimate: a lost ACK or pull, or ACK coalescing, moves it).
-    pub fn pulls_owed(&self) -> u32 {
+    pub(crate) fn pulls_owed(&self) -> u32 {
         self.answers.saturating_sub(self.last_pull)
     }
 
     /// The flow sent a packet or heard from its receiver at `now_ps`.
-    pub fn heard(&mut self, now_ps: u64) {
+    pub(crate) fn heard(&mut self, now_ps: u64) {
         self.last_heard_ps = self.last_heard_ps.max(now_ps);
     }
 
     /// When a flow that waits for a pull with nothing outstanding gives itself a credit.
-    pub fn starved_deadline_ps(&self, rto_ps: u64) -> u64 {
+    pub(crate) fn starved_deadline_ps(&self, rto_ps: u64) -> u64 {
         self.last_heard_ps + rto_ps
     }
 }

@@ -24,8 +24,10 @@ use super::seqset::SeqSet;
 use crate::lb::FlowPath;
 use serde::{Deserialize, Serialize};
 
+/// A flow's state at its receiving host.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Receiver {
+    /// Sequence numbers of the data packets received.
     pub received: SeqSet,
     pub(crate) path: FlowPath,
     /// Bytes of data received since the last ACK.

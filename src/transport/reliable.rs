@@ -45,7 +45,9 @@ pub struct ReliableParams {
     /// The loss rule's threshold, in packets (`u32::MAX`: off), unless `reorder_paths` is
     /// `Flow` and the rule is on: then 3 + the flow's shortest paths.
     pub reorder_pkts: u32,
+    /// Whose paths the default loss threshold counts (`host.reorder_paths`).
     pub reorder_paths: ReorderPaths,
+    /// How packets lost without a NACK are found (`host.loss_detection`).
     pub loss_detection: LossDetection,
 }
 
@@ -79,7 +81,9 @@ struct Record {
 /// The next packet a flow sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Send {
+    /// Its sequence number.
     pub seq: u32,
+    /// Whether `seq` was sent before (a retransmission).
     pub retransmission: bool,
     /// Ask the receiver for an immediate ACK: a retransmission, the last packet, or the
     /// window is full after it.
@@ -89,7 +93,7 @@ pub struct Send {
 }
 
 /// A packet declared lost by the timer: its sequence number and entropy (for LB feedback).
-pub type Expired = (u32, u16);
+pub(crate) type Expired = (u32, u16);
 
 /// What an ACK changed, for the host's counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -154,7 +158,9 @@ pub struct Reliable {
 /// header to its sender ([`crate::packet::flags::RETURNED`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NackFrom {
+    /// The receiver, which got the trimmed header.
     Receiver,
+    /// A switch whose header queue was full (`switch.return_to_sender`).
     Switch,
 }
 

@@ -17,7 +17,7 @@ use crate::scenario::{FieldError, Scenario};
 use crate::workload::{Start, Workload};
 
 /// In [`Packet::via`]: a RotorLB packet (Opera labels are superslice numbers, far below).
-pub const RLB: u32 = 1 << 29;
+pub(crate) const RLB: u32 = 1 << 29;
 /// Bits 0-7: the rotor (ToR uplink `hosts_per_rack + rotor`) the packet is committed to.
 const ROTOR_MASK: u32 = 0xff;
 /// Bits 8-9: rotor links crossed so far (a ToR counts when it queues it on an uplink).
@@ -25,32 +25,32 @@ const HOPS_SHIFT: u32 = 8;
 const HOPS_MASK: u32 = 0b11 << HOPS_SHIFT;
 /// The packet's second leg: sent by an intermediate host (Valiant) to its final receiver.
 /// Then `dst` is the final receiver and `ack` the intermediate host.
-pub const RELAYED: u32 = 1 << 10;
+pub(crate) const RELAYED: u32 = 1 << 10;
 /// A packet bounced by a ToR whose uplink no longer leads to its rack (stale), on its way
 /// back to the host that sent it on this leg (`dst`); `ack` is the final receiver.
-pub const BOUNCE: u32 = 1 << 11;
+pub(crate) const BOUNCE: u32 = 1 << 11;
 
 /// Whether `via` marks a RotorLB packet.
 #[inline]
-pub fn is_rlb(via: u32) -> bool {
+pub(crate) fn is_rlb(via: u32) -> bool {
     via != NO_VIA && via & (PINNED | RLB) == RLB
 }
 
 /// The rotor a RotorLB packet is committed to.
 #[inline]
-pub fn rotor_of(via: u32) -> usize {
+pub(crate) fn rotor_of(via: u32) -> usize {
     (via & ROTOR_MASK) as usize
 }
 
 /// Rotor links a RotorLB packet has crossed.
 #[inline]
-pub fn hops_of(via: u32) -> u32 {
+pub(crate) fn hops_of(via: u32) -> u32 {
     (via & HOPS_MASK) >> HOPS_SHIFT
 }
 
 /// Counts one more rotor link crossed.
 #[inline]
-pub fn add_hop(pkt: &mut Packet) {
+pub(crate) fn add_hop(pkt: &mut Packet) {
     let h = hops_of(pkt.via) + 1;
     assert!(h <= 2, "a RotorLB packet crossed a third rotor link");
     pkt.via = pkt.via & !HOPS_MASK | h << HOPS_SHIFT;
@@ -58,7 +58,7 @@ pub fn add_hop(pkt: &mut Packet) {
 
 /// The `via` of a packet committed to `rotor`, on its first leg or (`relayed`) its second.
 #[inline]
-pub fn via(rotor: usize, relayed: bool) -> u32 {
+pub(crate) fn via(rotor: usize, relayed: bool) -> u32 {
     debug_assert!(rotor <= ROTOR_MASK as usize);
     RLB | rotor as u32 | if relayed { RELAYED } else { 0 }
 }
@@ -66,7 +66,7 @@ pub fn via(rotor: usize, relayed: bool) -> u32 {
 /// The `via` of a relayed packet's second leg on `rotor`, keeping the rotor links its
 /// first leg crossed (`first_via`).
 #[inline]
-pub fn relay_via(rotor: usize, first_via: u32) -> u32 {
+pub(crate) fn relay_via(rotor: usize, first_via: u32) -> u32 {
     via(rotor, true) | first_via & HOPS_MASK
 }
 
@@ -175,7 +175,12 @@ impl RotorParams {
 /// asks and the smallest allocations are as large as possible (what is left after the
 /// smaller demands goes in equal shares to the larger ones; ties in index order). Writes
 /// into `alloc` (same length) and returns the total given.
-pub fn water_fill(demands: &[u32], budget: u32, order: &mut Vec<usize>, alloc: &mut [u32]) -> u32 {
+pub(crate) fn water_fill(
+    demands: &[u32],
+    budget: u32,
+    order: &mut Vec<usize>,
+    alloc: &mut [u32],
+) -> u32 {
     order.clear();
     order.extend(0..demands.len());
     order.sort_by_key(|&i| (demands[i], i));
@@ -194,7 +199,7 @@ pub fn water_fill(demands: &[u32], budget: u32, order: &mut Vec<usize>, alloc: &
 }
 
 /// Rounds of [`fair_share_2d`] (the authors' `fairshare2d` stops after at most 5).
-pub const FAIR_SHARE_2D_ROUNDS: usize = 5;
+pub(crate) const FAIR_SHARE_2D_ROUNDS: usize = 5;
 
 /// Integer 2-D water-filling of a rack's direct traffic (the authors' `fairshare2d`):
 /// `demands[i * cols + j]` packets from sender i to receiver j, at most `row_left[i]` per
@@ -204,7 +209,7 @@ pub const FAIR_SHARE_2D_ROUNDS: usize = 5;
 /// amounts are granted. Rounds repeat while they grant something, at most
 /// [`FAIR_SHARE_2D_ROUNDS`]. Adds the grants to `alloc` (same shape as `demands`) and
 /// lowers `row_left`, `col_left` and `demands` by them.
-pub fn fair_share_2d(
+pub(crate) fn fair_share_2d(
     demands: &mut [u32],
     row_left: &mut [u32],
     col_left: &mut [u32],

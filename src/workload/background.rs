@@ -25,12 +25,12 @@ pub struct Pinned {
 
 /// The background flows of a run, by source host (in scenario order within a host).
 #[derive(Clone, Debug, Default)]
-pub struct Background {
+pub(crate) struct Background {
     by_host: std::collections::BTreeMap<u32, Vec<Pinned>>,
 }
 
 impl Background {
-    pub fn build(s: &Scenario, fabric: &Fabric) -> Result<Background, FieldError> {
+    pub(crate) fn build(s: &Scenario, fabric: &Fabric) -> Result<Background, FieldError> {
         let mut by_host: std::collections::BTreeMap<u32, Vec<Pinned>> = Default::default();
         for (i, b) in s.workload.background.iter().enumerate() {
             let field = |f: &str| format!("workload.background[{i}].{f}");
@@ -75,13 +75,13 @@ impl Background {
         Ok(Background { by_host })
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.by_host.is_empty()
     }
 
     /// Background flows of host `h`.
     #[inline]
-    pub fn of(&self, h: u32) -> &[Pinned] {
+    pub(crate) fn of(&self, h: u32) -> &[Pinned] {
         self.by_host.get(&h).map_or(&[], |v| v.as_slice())
     }
 }
@@ -129,7 +129,7 @@ fn path_code(fabric: &Fabric, src: NodeId, dst: NodeId, path: &[u32]) -> Result<
 }
 
 /// The switches a pinned packet with path code `code` visits from `src` to `dst`.
-pub fn walk(fabric: &Fabric, src: NodeId, dst: NodeId, code: u32) -> Vec<u32> {
+pub(crate) fn walk(fabric: &Fabric, src: NodeId, dst: NodeId, code: u32) -> Vec<u32> {
     let mut n = fabric.peer(src, 0, 0).0;
     let mut seen = vec![];
     while !fabric.is_host(n) {
@@ -146,7 +146,7 @@ pub fn walk(fabric: &Fabric, src: NodeId, dst: NodeId, code: u32) -> Vec<u32> {
 /// The port a switch forwards a pinned packet with path code `code` (markers removed or not)
 /// on: the code's digit among its fault-free candidates.
 #[inline]
-pub fn pinned_port(fabric: &Fabric, n: NodeId, dst: NodeId, code: u32) -> u16 {
+pub(crate) fn pinned_port(fabric: &Fabric, n: NodeId, dst: NodeId, code: u32) -> u16 {
     match fabric.route_all(n, dst) {
         Route::Port(p) => p,
         Route::Choice(all) => {

@@ -17,10 +17,10 @@ use super::Flow;
 const SHUFFLE_BIT: u32 = 1 << 31;
 
 /// Phase indices ([`super::Workload::phase_of`]).
-pub const POISSON_PHASE: u8 = 0;
-pub const SHUFFLE_PHASE: u8 = 1;
+pub(crate) const POISSON_PHASE: u8 = 0;
+pub(crate) const SHUFFLE_PHASE: u8 = 1;
 
-pub struct Combined {
+pub(crate) struct Combined {
     pub poisson: Poisson,
     pub shuffle: Shuffle,
     /// Host h's flows are `order[first[h]..first[h + 1]]`.
@@ -30,7 +30,7 @@ pub struct Combined {
 }
 
 impl Combined {
-    pub fn new(poisson: Poisson, shuffle: Shuffle, hosts: u32) -> Combined {
+    pub(crate) fn new(poisson: Poisson, shuffle: Shuffle, hosts: u32) -> Combined {
         let mut first = Vec::with_capacity(hosts as usize + 1);
         let mut order = Vec::new();
         for h in 0..hosts {

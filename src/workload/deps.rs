@@ -12,10 +12,10 @@ use crate::packet::{flow_id, flow_index, flow_src};
 use std::collections::HashMap;
 
 /// Workloads up to this many flows get their dependencies checked.
-pub const CHECKED_FLOWS: u64 = 1 << 20;
+pub(crate) const CHECKED_FLOWS: u64 = 1 << 20;
 
 /// What the check needs of a workload.
-pub trait Graph {
+pub(crate) trait Graph {
     fn hosts(&self) -> u32;
     fn flows_of(&self, h: u32) -> u32;
     fn flow(&self, h: u32, i: u32) -> Flow;
@@ -29,7 +29,7 @@ fn name(id: FlowId) -> String {
 }
 
 /// `Err(one line)` naming the first bad flow.
-pub fn check(g: &dyn Graph) -> Result<(), String> {
+pub(crate) fn check(g: &dyn Graph) -> Result<(), String> {
     let mut triggered = vec![];
     for h in 0..g.hosts() {
         for i in 0..g.flows_of(h) {

@@ -26,7 +26,7 @@ use crate::scenario::ai::{llama3_model, MAX_PHASES};
 use crate::scenario::{FieldError, Fsdp2Mode, Scenario};
 
 /// The FSDP2 rings of a validated scenario on `num_hosts` host ports.
-pub fn build(s: &Scenario, num_hosts: u32) -> Result<Ring, FieldError> {
+pub(crate) fn build(s: &Scenario, num_hosts: u32) -> Result<Ring, FieldError> {
     let w = &s.workload;
     let place = Placement::build(s, num_hosts)?;
     let gpus = place.gpus();

@@ -21,25 +21,25 @@
 //!   trigger bookkeeping, `net/triggers.rs`, starts them).
 
 mod all_to_all;
-pub mod background;
-pub mod combined;
+pub(crate) mod background;
+pub(crate) mod combined;
 mod continuous;
-pub mod deps;
-pub mod fsdp2;
+pub(crate) mod deps;
+pub(crate) mod fsdp2;
 mod generator;
 pub(crate) mod matrix;
-pub mod moe;
+pub(crate) mod moe;
 pub mod moe_trace;
-pub mod pairwise;
+pub(crate) mod pairwise;
 pub(crate) mod permutation;
-pub mod placement;
-pub mod poisson;
+pub(crate) mod placement;
+pub(crate) mod poisson;
 mod rack_patterns;
 mod ranks;
 pub mod ring;
-pub mod shuffle;
-pub mod size_cdf;
-pub mod structure;
+pub(crate) mod shuffle;
+pub(crate) mod size_cdf;
+pub(crate) mod structure;
 
 pub use crate::packet::FlowId;
 use crate::rng::{stream, Purpose};
@@ -48,11 +48,16 @@ use crate::topology::Fabric;
 use anyhow::Result;
 use generator::{Base, Generator};
 
+/// One flow of a workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Flow {
+    /// Sending host.
     pub src: u32,
+    /// Receiving host.
     pub dst: u32,
+    /// Payload bytes.
     pub bytes: u64,
+    /// When it starts.
     pub start: Start,
 }
 
@@ -63,7 +68,10 @@ pub enum Start {
     At(u64),
     /// `delay_ps` (a compute delay) after the last byte of the last of its dependencies
     /// ([`Workload::for_each_dep`], at least one) arrived at its source host.
-    After { delay_ps: u64 },
+    After {
+        /// The compute delay, in ps.
+        delay_ps: u64,
+    },
 }
 
 impl Flow {
@@ -90,6 +98,8 @@ pub struct Workload {
 }
 
 impl Workload {
+    /// The workload of scenario `s` on `fabric`; a workload with triggers of at most
+    /// 2^20 flows has its dependencies checked (`deps.rs`).
     pub fn build(s: &Scenario, fabric: &Fabric) -> Result<Workload> {
         let base = Workload::build_base(s, fabric)?;
         let bg = background::Background::build(s, fabric)?;
@@ -325,6 +335,7 @@ impl Workload {
         self.base.nvlink_bytes()
     }
 
+    /// The generator's name (e.g. "permutation", "poisson+shuffle").
     pub fn kind_name(&self) -> &'static str {
         self.base.kind_name()
     }

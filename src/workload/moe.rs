@@ -27,7 +27,7 @@ use rayon::prelude::*;
 
 /// The MoE workload of a validated scenario on `num_hosts` host ports: the trace file's
 /// matrix for every group, or one generated matrix per group (seeded by the group).
-pub fn build(s: &Scenario, num_hosts: u32) -> Result<Moe> {
+pub(crate) fn build(s: &Scenario, num_hosts: u32) -> Result<Moe> {
     let w = &s.workload;
     let place =
         Placement::build(s, num_hosts).map_err(|e| anyhow!("{}: {}", e.field, e.message))?;
@@ -138,7 +138,7 @@ fn check_servers(t: &Trace, path: &std::path::Path, gpus_per_server: u32) -> Res
 }
 
 /// One group's sparse token matrix, in member indices.
-pub struct GroupMatrix {
+pub(crate) struct GroupMatrix {
     /// Member r's dispatch flows are `dispatch[dispatch_start[r]..dispatch_start[r + 1]]`:
     /// (destination member, tokens).
     dispatch_start: Vec<u32>,
@@ -151,7 +151,7 @@ pub struct GroupMatrix {
 
 impl GroupMatrix {
     /// From a row-major n × n token matrix (diagonal ignored).
-    pub fn new(n: u32, tokens: &[u64]) -> GroupMatrix {
+    pub(crate) fn new(n: u32, tokens: &[u64]) -> GroupMatrix {
         assert_eq!(tokens.len(), (n as usize).pow(2));
         let at = |i: u32, j: u32| tokens[(i * n + j) as usize];
         let order = |r: u32| (1..n).map(move |d| (r + d) % n);
@@ -193,7 +193,7 @@ impl GroupMatrix {
     }
 }
 
-pub struct Moe {
+pub(crate) struct Moe {
     place: Placement,
     ep_size: u32,
     /// The matrix of group g is `matrices[matrix_of_group[g]]` (one shared by every group
@@ -211,7 +211,7 @@ pub struct Moe {
 const NOT_A_GPU: u32 = u32::MAX;
 
 /// What a MoE workload carries, besides where the GPUs are.
-pub struct Traffic {
+pub(crate) struct Traffic {
     pub ep_size: u32,
     /// Group g's matrix is `matrices[matrix_of_group[g]]`.
     pub matrices: Vec<GroupMatrix>,
@@ -222,7 +222,7 @@ pub struct Traffic {
 }
 
 impl Moe {
-    pub fn new(place: Placement, t: Traffic, num_hosts: u32) -> Moe {
+    pub(crate) fn new(place: Placement, t: Traffic, num_hosts: u32) -> Moe {
         assert_eq!(place.gpus() % t.ep_size, 0);
         assert_eq!(t.matrix_of_group.len() as u32, place.gpus() / t.ep_size);
         let mut gpu_of_host = vec![NOT_A_GPU; num_hosts as usize];

@@ -69,6 +69,7 @@ const MAX_DRAWS_PER_TOKEN: u64 = 255;
 pub struct GenParams {
     /// GPUs of one expert-parallel group (ep_size), a multiple of `gpus_per_server`.
     pub gpus: u32,
+    /// GPUs per server (NVLink domain).
     pub gpus_per_server: u32,
     /// A multiple of `gpus`.
     pub experts: u32,
@@ -78,12 +79,16 @@ pub struct GenParams {
     pub tokens_per_gpu: u32,
     /// Target max/mean per GPU, before EPLB, of what `imbalance_of` names; >= 1.
     pub imbalance: f64,
+    /// What `imbalance` measures per GPU.
     pub imbalance_of: MoeImbalanceOf,
+    /// EPLB-style replication of hot experts and balanced packing.
     pub eplb: bool,
     /// Extra expert slots for EPLB; experts + redundant_experts must be a multiple of gpus.
     /// Ignored without `eplb`.
     pub redundant_experts: u32,
+    /// How tokens cross servers (flat or hierarchical).
     pub dispatch: MoeDispatch,
+    /// Seed of the routing draws.
     pub seed: u64,
     /// The EP group: groups of one scenario get independent draws.
     pub group: u32,
@@ -200,6 +205,7 @@ impl GenParams {
 /// A routing trace of one EP group.
 #[derive(Clone, Debug)]
 pub struct Trace {
+    /// GPUs of the group.
     pub gpus: u32,
     /// Tokens GPU i sends over the scale-out network to GPU j (row-major gpus × gpus, diagonal
     /// 0). Flat: tokens of i with at least one selected expert on j, for j on another server.

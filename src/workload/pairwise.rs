@@ -24,7 +24,7 @@ use crate::scenario::{Collective, Scenario};
 use anyhow::{anyhow, bail, Result};
 use std::path::Path;
 
-pub struct Pairwise {
+pub(crate) struct Pairwise {
     ranks: Ranks,
     sizes: Sizes,
     /// The one phase: the collective's name.
@@ -45,7 +45,7 @@ enum Sizes {
 impl Pairwise {
     /// The collective of a validated scenario on `num_hosts` hosts; checks what needs the
     /// fabric (the hosts exist, a chunk fits in a flow) and reads all_to_all_v's matrix.
-    pub fn build(s: &Scenario, num_hosts: u32) -> Result<Pairwise> {
+    pub(crate) fn build(s: &Scenario, num_hosts: u32) -> Result<Pairwise> {
         let w = &s.workload;
         let ranks = Ranks::of_scenario(s, num_hosts)?;
         let n = ranks.n();

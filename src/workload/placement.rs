@@ -9,7 +9,7 @@ use crate::rng::{stream, Purpose};
 use crate::scenario::{FieldError, GpuPlacement, Scenario};
 use rand::seq::SliceRandom;
 
-pub struct Placement {
+pub(crate) struct Placement {
     /// GPU → host.
     host_of_gpu: Vec<u32>,
     pub gpus_per_server: u32,
@@ -18,7 +18,7 @@ pub struct Placement {
 impl Placement {
     /// The placement of a validated scenario on `num_hosts` host ports; checks that the GPUs
     /// fit.
-    pub fn build(s: &Scenario, num_hosts: u32) -> Result<Placement, FieldError> {
+    pub(crate) fn build(s: &Scenario, num_hosts: u32) -> Result<Placement, FieldError> {
         let w = &s.workload;
         let g = w.gpus_per_server;
         let slots = num_hosts / g;
@@ -41,7 +41,7 @@ impl Placement {
     }
 
     /// Server s on slot `slot_of[s]`.
-    pub fn new(slot_of: &[u32], gpus_per_server: u32) -> Placement {
+    pub(crate) fn new(slot_of: &[u32], gpus_per_server: u32) -> Placement {
         let g = gpus_per_server;
         let host_of_gpu = (0..slot_of.len() as u32 * g)
             .map(|i| slot_of[(i / g) as usize] * g + i % g)
@@ -53,16 +53,16 @@ impl Placement {
     }
 
     #[inline]
-    pub fn gpus(&self) -> u32 {
+    pub(crate) fn gpus(&self) -> u32 {
         self.host_of_gpu.len() as u32
     }
 
-    pub fn servers(&self) -> u32 {
+    pub(crate) fn servers(&self) -> u32 {
         self.gpus() / self.gpus_per_server
     }
 
     #[inline]
-    pub fn host(&self, gpu: u32) -> u32 {
+    pub(crate) fn host(&self, gpu: u32) -> u32 {
         self.host_of_gpu[gpu as usize]
     }
 }

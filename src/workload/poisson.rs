@@ -18,18 +18,16 @@ use crate::rng::{stream, Purpose};
 use rand::Rng;
 use rayon::prelude::*;
 
-pub struct Poisson {
+pub(crate) struct Poisson {
     /// Flows of host h are `start_ps[first[h]..first[h + 1]]` (and `dst`, `bytes`).
     first: Vec<u64>,
     start_ps: Vec<u64>,
     dst: Vec<u32>,
     bytes: Vec<u64>,
-    /// Arrival rate of each host, flows per second.
-    pub rate_per_host_per_s: f64,
 }
 
 /// What the generator needs: the rack of every host, the CDF, the rate and the duration.
-pub struct PoissonParams<'a> {
+pub(crate) struct PoissonParams<'a> {
     pub rack: &'a [u32],
     pub cdf: &'a SizeCdf,
     pub rate_per_host_per_s: f64,
@@ -38,11 +36,11 @@ pub struct PoissonParams<'a> {
 }
 
 /// At most this many flows per host (flow indices are u32).
-pub const MAX_FLOWS_PER_HOST: u64 = u32::MAX as u64;
+pub(crate) const MAX_FLOWS_PER_HOST: u64 = u32::MAX as u64;
 
 impl Poisson {
     /// Draws every host's arrivals. Needs at least two racks (checked by the caller).
-    pub fn generate(p: &PoissonParams) -> Result<Poisson, String> {
+    pub(crate) fn generate(p: &PoissonParams) -> Result<Poisson, String> {
         let hosts = p.rack.len() as u32;
         let per_host: Vec<Vec<(u64, u32, u64)>> = (0..hosts)
             .into_par_iter()
@@ -54,7 +52,6 @@ impl Poisson {
             start_ps: Vec::with_capacity(total),
             dst: Vec::with_capacity(total),
             bytes: Vec::with_capacity(total),
-            rate_per_host_per_s: p.rate_per_host_per_s,
         };
         w.first.push(0);
         for flows in per_host {

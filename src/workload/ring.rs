@@ -20,6 +20,7 @@ use super::{Flow, FlowId, Start};
 use crate::packet::{flow_id, flow_index, flow_src};
 use crate::scenario::{Collective, FieldError, Scenario};
 
+/// One or more rings of the same size running a ring collective (or FSDP2's steps).
 pub struct Ring {
     /// Host → the next host of its ring, or [`NOT_A_MEMBER`]. Several rings of the same size
     /// may run side by side (FSDP2's inter-server rings); each host is in at most one.
@@ -35,6 +36,7 @@ pub struct Ring {
     pub steps_per_phase: u32,
     /// Bytes each step of a phase carries, by phase.
     pub phase_chunk_bytes: Vec<u64>,
+    /// Compute delay between a step's arrival and the next step's start, in ps.
     pub delay_ps: u64,
     /// Phase names in order: an AllReduce has two (its ReduceScatter's n − 1 steps, then
     /// its AllGather's), the others one; FSDP2 one per layer.
@@ -59,10 +61,15 @@ pub const IN_FLIGHT_STEPS: u32 = 4;
 
 /// The shape of a ring workload besides its members: steps, phases and their chunks.
 pub struct Steps {
+    /// Dependent steps per member (as [`Ring::steps`]).
     pub steps: u32,
+    /// Steps per phase (the last phase may be shorter).
     pub steps_per_phase: u32,
+    /// Bytes each step of a phase carries, by phase.
     pub phase_chunk_bytes: Vec<u64>,
+    /// Compute delay between a step's arrival and the next step's start, in ps.
     pub delay_ps: u64,
+    /// Phase names in order, one per entry of `phase_chunk_bytes`.
     pub phases: Vec<String>,
 }
 
@@ -83,6 +90,9 @@ impl Ring {
         ))
     }
 
+    /// One ring running `collective` (AllReduce, ReduceScatter or AllGather) over `hosts` in
+    /// ring order (at least two) on `num_hosts` hosts, with a buffer of `message_bytes` per
+    /// rank and `delay_ps` between steps.
     pub fn new(
         hosts: Vec<u32>,
         num_hosts: u32,

@@ -17,7 +17,7 @@ use crate::rng::{stream, Purpose};
 use rand::Rng;
 
 #[derive(Clone, Debug)]
-pub struct Shuffle {
+pub(crate) struct Shuffle {
     pub hosts: u32,
     pub rack_hosts: u32,
     pub bytes: u64,
@@ -31,7 +31,12 @@ pub struct Shuffle {
 
 impl Shuffle {
     /// Checks that racks are consecutive blocks of equal size, at least two.
-    pub fn new(rack: &[u32], bytes: u64, stagger_ps: u64, seed: u64) -> Result<Shuffle, String> {
+    pub(crate) fn new(
+        rack: &[u32],
+        bytes: u64,
+        stagger_ps: u64,
+        seed: u64,
+    ) -> Result<Shuffle, String> {
         let hosts = rack.len() as u32;
         let rack_hosts = rack.iter().take_while(|&&r| r == rack[0]).count() as u32;
         for (h, &r) in rack.iter().enumerate() {

@@ -10,21 +10,21 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct SizeCdf {
+pub(crate) struct SizeCdf {
     /// (bytes, cumulative probability), sizes strictly increasing, the last probability 1.
     pub points: Vec<(u64, f64)>,
 }
 
 impl SizeCdf {
     /// Reads and checks a CDF file; errors name the file and line.
-    pub fn read(path: &Path) -> Result<SizeCdf> {
+    pub(crate) fn read(path: &Path) -> Result<SizeCdf> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("{}: cannot read flow-size CDF", path.display()))?;
         SizeCdf::parse(&text, &path.display().to_string())
     }
 
     /// Parses CDF text; `name` prefixes errors ("NAME:LINE: problem").
-    pub fn parse(text: &str, name: &str) -> Result<SizeCdf> {
+    pub(crate) fn parse(text: &str, name: &str) -> Result<SizeCdf> {
         let mut points: Vec<(u64, f64)> = Vec::new();
         let mut last_line = 0;
         let mut seen_data_or_header = false;
@@ -93,13 +93,13 @@ impl SizeCdf {
     }
 
     /// The step sample for `u` in [0, 1]: the first size whose probability is ≥ `u`.
-    pub fn sample(&self, u: f64) -> u64 {
+    pub(crate) fn sample(&self, u: f64) -> u64 {
         let i = self.points.partition_point(|&(_, p)| p < u);
         self.points[i.min(self.points.len() - 1)].0
     }
 
     /// Mean size of the step sampler, in bytes.
-    pub fn mean_bytes(&self) -> f64 {
+    pub(crate) fn mean_bytes(&self) -> f64 {
         let mut prev = 0.0;
         let mut mean = 0.0;
         for &(b, p) in &self.points {
@@ -109,7 +109,7 @@ impl SizeCdf {
         mean
     }
 
-    pub fn max_bytes(&self) -> u64 {
+    pub(crate) fn max_bytes(&self) -> u64 {
         self.points.last().expect("not empty").0
     }
 }

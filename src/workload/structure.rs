@@ -9,7 +9,7 @@
 use super::Workload;
 use crate::topology::Fabric;
 
-pub const EXACT_FLOWS: u64 = 1 << 22;
+pub(crate) const EXACT_FLOWS: u64 = 1 << 22;
 
 #[derive(Clone, Debug, Default)]
 pub struct PhaseStructure {
@@ -36,7 +36,7 @@ pub struct Structure {
     pub sampled: bool,
 }
 
-pub fn of(w: &Workload, fabric: &Fabric, payload_bytes: u64) -> Structure {
+pub(crate) fn of(w: &Workload, fabric: &Fabric, payload_bytes: u64) -> Structure {
     let hosts = fabric.num_hosts;
     let total = w.total_flows(hosts);
     let stride = total.div_ceil(EXACT_FLOWS).max(1) as u32;

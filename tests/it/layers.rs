@@ -250,3 +250,105 @@ fn the_length_check_counts_a_long_function_and_skips_short_ones() {
     assert_eq!(long_functions(&text, 100), vec![("long".to_string(), 121)]);
     assert!(long_functions(&text, 200).is_empty());
 }
+
+/// The module path (`engine::comm`) a file under `src/` defines (`""` for `lib.rs`).
+fn module_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
+        parts.pop();
+    }
+    parts.join("::")
+}
+
+/// The modules `text` (the file of module `module`) declares `pub`, by path: `pub mod x;` and
+/// inline `pub mod x {` (one level, which is all the crate uses).
+fn pub_modules_declared(module: &str, text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("pub mod "))
+        .map(|rest| {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if module.is_empty() {
+                name
+            } else {
+                format!("{module}::{name}")
+            }
+        })
+        .collect()
+}
+
+/// The library's public modules: declared `pub` in a module that is itself public.
+fn public_modules() -> BTreeSet<String> {
+    let src = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src"));
+    let mut files = Vec::new();
+    walk(src, &mut files);
+    let mut declared = BTreeSet::new();
+    for f in files {
+        let module = module_of(src, &f);
+        // The binary's own modules (`main.rs` and what it declares) are not the library's.
+        if module == "main" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        declared.extend(pub_modules_declared(&module, &text));
+    }
+    let parent_public = |m: &String| match m.rfind("::") {
+        None => true,
+        Some(at) => declared.contains(&m[..at]),
+    };
+    declared
+        .iter()
+        .filter(|m| parent_public(m))
+        .cloned()
+        .collect()
+}
+
+/// The public API is a decision, not an accident: every public module is listed (as
+/// `` `weft::x::y` ``) between the `public-api` markers of docs/ARCHITECTURE.md with what it is
+/// for, and every listed one is public. Everything else is `pub(crate)` (`unreachable_pub` and
+/// `missing_docs` are on in `src/lib.rs`).
+#[test]
+fn the_public_modules_are_the_ones_docs_architecture_lists() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/ARCHITECTURE.md"))
+        .unwrap();
+    let (_, rest) = doc
+        .split_once("<!-- public-api -->")
+        .expect("docs/ARCHITECTURE.md has a <!-- public-api --> marker");
+    let (list, _) = rest
+        .split_once("<!-- /public-api -->")
+        .expect("docs/ARCHITECTURE.md closes the list with <!-- /public-api -->");
+    let listed: BTreeSet<String> = list
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter_map(|s| s.strip_prefix("weft::"))
+        .map(str::to_string)
+        .collect();
+    let public = public_modules();
+    let unlisted: Vec<_> = public.difference(&listed).collect();
+    let stale: Vec<_> = listed.difference(&public).collect();
+    assert!(
+        unlisted.is_empty() && stale.is_empty(),
+        "public but not in docs/ARCHITECTURE.md's API list: {unlisted:?}; listed but not public: {stale:?}"
+    );
+}
+
+#[test]
+fn the_api_check_reads_modules_from_files_and_declarations() {
+    let src = Path::new("/r/src");
+    assert_eq!(module_of(src, Path::new("/r/src/lib.rs")), "");
+    assert_eq!(module_of(src, Path::new("/r/src/engine/mod.rs")), "engine");
+    assert_eq!(
+        module_of(src, Path::new("/r/src/engine/comm.rs")),
+        "engine::comm"
+    );
+    let text = "pub mod a;\npub(crate) mod b;\n    pub mod c {\nmod d;\n";
+    assert_eq!(pub_modules_declared("x", text), ["x::a", "x::c"]);
+    assert_eq!(pub_modules_declared("", "pub mod top;\n"), ["top"]);
+}

@@ -1,25 +1,41 @@
 //! MPI ranks (feature `mpi`): byte-identical results for any ranks × threads split, merged
-//! histograms equal to the single-process ones, and prompt, clear failures. Needs `mpirun`
-//! (OpenMPI); without it the tests print "skipped" and pass, unless WEFT_REQUIRE_MPI=1, which
-//! makes them fail (only the value 1 counts: unset, 0 or any other value skips). CI sets it.
+//! histograms equal to the single-process ones, and prompt, clear failures. Needs an MPI
+//! launcher: `mpirun` (OpenMPI or MPICH), or the one `WEFT_MPIRUN` names (CI runs these tests
+//! once against OpenMPI and once against MPICH with `WEFT_MPIRUN=mpirun.mpich`, the binary
+//! built against the matching library). Without it the tests print "skipped" and pass, unless
+//! WEFT_REQUIRE_MPI=1, which makes them fail (only the value 1 counts: unset, 0 or any other
+//! value skips). CI sets it.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_weft");
 
+/// The launcher: `WEFT_MPIRUN`, else `mpirun`.
+fn launcher() -> String {
+    std::env::var("WEFT_MPIRUN").unwrap_or_else(|_| "mpirun".to_string())
+}
+
+/// The launcher's `--version` text, `None` when it cannot be run.
+fn launcher_version() -> Option<String> {
+    let o = Command::new(launcher()).arg("--version").output().ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
 fn mpi_available() -> bool {
-    let ok = Command::new("mpirun")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
+    let ok = launcher_version().is_some();
     if !ok {
         assert!(
             !required(std::env::var("WEFT_REQUIRE_MPI").ok().as_deref()),
-            "WEFT_REQUIRE_MPI=1 but mpirun is not available"
+            "WEFT_REQUIRE_MPI=1 but {} is not available",
+            launcher()
         );
-        eprintln!("skipped: mpirun not found (install openmpi-bin, see README)");
+        eprintln!(
+            "skipped: {} not found (install openmpi-bin or mpich, see the guide)",
+            launcher()
+        );
     }
     ok
 }
@@ -29,26 +45,29 @@ fn required(value: Option<&str>) -> bool {
     value == Some("1")
 }
 
+/// Whether the launcher is OpenMPI's, which needs `--oversubscribe` to start more ranks than
+/// cores (MPICH's Hydra starts them without it, and rejects the option).
+fn is_open_mpi(version: &str) -> bool {
+    version.contains("Open MPI") || version.contains("OpenRTE")
+}
+
 fn mpirun(n: u32, args: &[&str]) -> Output {
     mpirun_env(n, args, &[])
 }
 
-/// `mpirun` with extra environment variables for the ranks.
+/// The launcher with extra environment variables for the ranks.
 fn mpirun_env(n: u32, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let open_mpi = launcher_version().is_some_and(|v| is_open_mpi(&v));
     let mut c = Command::new("timeout");
-    c.args([
-        "120",
-        "mpirun",
-        "--oversubscribe",
-        "-n",
-        &n.to_string(),
-        BIN,
-    ])
-    .args(args);
+    c.args(["120", &launcher()]);
+    if open_mpi {
+        c.arg("--oversubscribe");
+    }
+    c.args(["-n", &n.to_string(), BIN]).args(args);
     c.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .envs(env.iter().copied());
-    c.output().expect("mpirun starts")
+    c.output().expect("the MPI launcher starts")
 }
 
 fn standalone(args: &[&str]) -> Output {
@@ -284,6 +303,12 @@ fn bad_scenario_and_too_many_ranks_fail_on_every_rank() {
         errs[0].contains("more ranks (4) than partitions (2)"),
         "{errs:?}"
     );
+}
+
+#[test]
+fn only_open_mpi_launchers_get_oversubscribe() {
+    assert!(is_open_mpi("mpirun (Open MPI) 4.1.4\n"));
+    assert!(!is_open_mpi("HYDRA build details:\n    Version: 4.0.2\n"));
 }
 
 #[test]

@@ -20,6 +20,7 @@ pub struct EtherealConfig {
 }
 
 impl EtherealConfig {
+    /// Ethereal's parameters: at least 1 subflow per flow.
     pub fn validate(&self) -> Result<()> {
         if self.max_subflows == Some(0) {
             bail_field!(

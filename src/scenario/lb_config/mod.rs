@@ -36,6 +36,7 @@ use super::{LbPolicy, MixSelect, MixedDeployment};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// `[lb]`: the load-balancing policy and its parameters.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LbConfig {

@@ -26,13 +26,13 @@ use crate::topology::shape::ShapeRules;
 use crate::topology::{LinkParams, NodeId, Route, Wiring};
 
 /// Stage names: host to ToR, ToR to ToR over a rotor, ToR to host.
-pub const STAGES: &[&str] = &["host_tor", "tor_tor", "tor_host"];
+pub(crate) const STAGES: &[&str] = &["host_tor", "tor_tor", "tor_host"];
 
 /// The peer of an uplink whose rotor is reconfiguring (dark): nothing arrives.
-pub const DARK: NodeId = NodeId::MAX;
+pub(crate) const DARK: NodeId = NodeId::MAX;
 
 /// Most uplinks (rotors) per ToR: a ToR's next hops fit in a stack buffer of this size.
-pub const MAX_UPLINKS: usize = crate::scenario::MAX_RACK_UPLINKS as usize;
+pub(crate) const MAX_UPLINKS: usize = crate::scenario::MAX_RACK_UPLINKS as usize;
 
 /// What summary.json reports of the schedule.
 #[derive(Clone, Copy, Debug, PartialEq)]

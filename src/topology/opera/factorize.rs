@@ -97,7 +97,7 @@ impl Factorization {
 
 /// The lifting base for `n` racks: (Nbase, LF) with Nbase the largest even value in
 /// 64, 62, …, 8 such that LF = n / Nbase is an even integer, or None (colour directly).
-pub fn lift_base(n: usize) -> Option<(usize, usize)> {
+pub(crate) fn lift_base(n: usize) -> Option<(usize, usize)> {
     if n <= LIFT_ABOVE_RACKS {
         return None;
     }

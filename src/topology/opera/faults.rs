@@ -15,7 +15,7 @@ use rand::seq::index::sample;
 
 /// Failed elements; index = rack · u + rotor for uplinks.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Faults {
+pub(crate) struct Faults {
     pub uplinks: Vec<bool>,
     pub tors: Vec<bool>,
     pub rotors: Vec<bool>,
@@ -23,7 +23,7 @@ pub struct Faults {
 
 /// Shares of uplinks, ToRs and rotors that fail, each in [0, 1].
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FaultShares {
+pub(crate) struct FaultShares {
     pub links: f64,
     pub tors: f64,
     pub rotors: f64,
@@ -32,15 +32,15 @@ pub struct FaultShares {
 /// Connectivity of one failure draw: per superslice, the share of ordered pairs of live racks
 /// joined by a path of live circuits.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Connectivity {
+pub(crate) struct Connectivity {
     pub per_superslice: Vec<f64>,
 }
 
 impl Connectivity {
-    pub fn worst(&self) -> f64 {
+    pub(crate) fn worst(&self) -> f64 {
         self.per_superslice.iter().copied().fold(1.0, f64::min)
     }
-    pub fn mean(&self) -> f64 {
+    pub(crate) fn mean(&self) -> f64 {
         self.per_superslice.iter().sum::<f64>() / self.per_superslice.len().max(1) as f64
     }
 }
@@ -56,7 +56,7 @@ fn pick(total: usize, share: f64, rng: &mut rand_pcg::Pcg32) -> Vec<bool> {
 
 impl Faults {
     /// Draw number `draw` of failures with these shares.
-    pub fn draw(o: &Opera, shares: FaultShares, seed: u64, draw: u64) -> Faults {
+    pub(crate) fn draw(o: &Opera, shares: FaultShares, seed: u64, draw: u64) -> Faults {
         let (n, u) = (o.params().racks, o.params().uplinks);
         let rng = &mut stream(seed, draw, Purpose::OperaFaults);
         Faults {
@@ -78,7 +78,7 @@ impl Faults {
 
 /// Connectivity of every superslice of `o` under `f` (breadth-first search from every live
 /// rack: O(S · N · N · u)).
-pub fn connectivity(o: &Opera, f: &Faults) -> Connectivity {
+pub(crate) fn connectivity(o: &Opera, f: &Faults) -> Connectivity {
     let (n, u) = (o.params().racks, o.params().uplinks);
     let sched = o.schedule();
     let live: Vec<usize> = (0..n).filter(|&r| !f.tors[r]).collect();

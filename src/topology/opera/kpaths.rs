@@ -20,14 +20,14 @@ use super::schedule::Schedule;
 
 /// Most slots (S · N²) the cache may hold: 2^26 (64 M, ~1.5 GB of empty slots). The paper's
 /// k = 12 fabric needs 1.26 M.
-pub const MAX_SLOTS: u128 = 1 << 26;
+pub(crate) const MAX_SLOTS: u128 = 1 << 26;
 
 /// One (superslice, src, dst)'s paths, shortest first; each path the rotor taken at each hop.
 type PathSet = Box<[Box<[u16]>]>;
 
 /// Lazily computed k-shortest loopless path sets of every (superslice, src, dst).
 #[derive(Debug)]
-pub struct KPaths {
+pub(crate) struct KPaths {
     racks: usize,
     superslices: usize,
     k: usize,
@@ -51,7 +51,7 @@ impl PartialEq for KPaths {
 impl Eq for KPaths {}
 
 impl KPaths {
-    pub fn new(racks: usize, superslices: usize, k: usize) -> KPaths {
+    pub(crate) fn new(racks: usize, superslices: usize, k: usize) -> KPaths {
         let n = superslices * racks * racks;
         KPaths {
             racks,
@@ -63,7 +63,7 @@ impl KPaths {
 
     /// The up to `k` shortest loopless paths from `src` to `dst` in `superslice` (taken modulo
     /// the cycle), shortest first; empty when `src == dst`.
-    pub fn get(
+    pub(crate) fn get(
         &self,
         sched: &Schedule,
         superslice: usize,
@@ -84,13 +84,13 @@ impl KPaths {
     }
 
     /// Bytes held on the heap by the empty slots (filled ones add their paths).
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.slots.capacity() * std::mem::size_of::<OnceLock<PathSet>>()
     }
 }
 
 /// The racks a rotor path from `src` visits in superslice `s`, `src` first.
-pub fn racks_of(sched: &Schedule, s: usize, src: usize, path: &[u16]) -> Vec<usize> {
+pub(crate) fn racks_of(sched: &Schedule, s: usize, src: usize, path: &[u16]) -> Vec<usize> {
     let mut out = Vec::with_capacity(path.len() + 1);
     let mut x = src;
     out.push(x);
@@ -151,7 +151,7 @@ fn bfs(
 }
 
 /// Yen's k shortest loopless paths from `src` to `dst` (≠) in superslice `s`.
-pub fn yen(sched: &Schedule, s: usize, src: usize, dst: usize, k: usize) -> Vec<Vec<u16>> {
+pub(crate) fn yen(sched: &Schedule, s: usize, src: usize, dst: usize, k: usize) -> Vec<Vec<u16>> {
     let n = sched.racks();
     let stable: Vec<usize> = sched.stable_rotors(s).collect();
     let none = vec![false; n];

@@ -38,8 +38,8 @@
 
 mod fabric;
 mod factorize;
-pub mod faults;
-pub mod kpaths;
+pub(crate) mod faults;
+pub(crate) mod kpaths;
 mod paths;
 mod schedule;
 mod timing;
@@ -47,14 +47,10 @@ mod timing;
 #[cfg(test)]
 mod tests;
 
-pub use fabric::{OperaFabric, OperaFacts, DARK, MAX_UPLINKS, STAGES};
-pub use factorize::{lift_base, Factorization};
-pub use paths::{PathError, Paths};
-pub use schedule::Schedule;
-pub use timing::{
-    delta_ps, paper_delta_ps, SlicePos, SubSlice, Timing, PAPER_EPSILON_PS, PAPER_LINK_GBPS,
-    PAPER_MTU_BYTES, PAPER_RECONFIG_PS, PAPER_TOR_TO_TOR_PS,
-};
+pub(crate) use fabric::{OperaFabric, OperaFacts, DARK, MAX_UPLINKS, STAGES};
+pub(crate) use paths::Paths;
+pub(crate) use schedule::Schedule;
+pub(crate) use timing::{delta_ps, paper_delta_ps, Timing, PAPER_EPSILON_PS, PAPER_RECONFIG_PS};
 
 use crate::rng::{stream, Purpose};
 use crate::scenario::FieldError;

@@ -8,26 +8,26 @@ use crate::scenario::FieldError;
 use crate::time::Rate;
 
 /// The paper's link rate (§5): 10 Gb/s.
-pub const PAPER_LINK_GBPS: f64 = 10.0;
+pub(crate) const PAPER_LINK_GBPS: f64 = 10.0;
 /// The paper's MTU (§5): 1,500 B.
-pub const PAPER_MTU_BYTES: u64 = 1_500;
+pub(crate) const PAPER_MTU_BYTES: u64 = 1_500;
 /// The paper's ToR-to-ToR propagation delay (§5, 100 m of fibre): 500 ns.
-pub const PAPER_TOR_TO_TOR_PS: u64 = 500_000;
+pub(crate) const PAPER_TOR_TO_TOR_PS: u64 = 500_000;
 /// The paper's ε (§4.1): worst-case low-latency delay over 5 hops with 24 KB queues, 90 µs.
-pub const PAPER_EPSILON_PS: u64 = 90_000_000;
+pub(crate) const PAPER_EPSILON_PS: u64 = 90_000_000;
 /// The paper's circuit reconfiguration delay r (§4.1): 10 µs.
-pub const PAPER_RECONFIG_PS: u64 = 10_000_000;
+pub(crate) const PAPER_RECONFIG_PS: u64 = 10_000_000;
 
 /// δ as the authors' generator defines it (`defineTopology_simple_1path.m`): one hop of
 /// propagation plus one packet's serialization, so a packet that starts its last hop at the
 /// end of ε is through before the rotor goes dark. With the paper's constants:
 /// 500 ns + 1,500 B at 10 Gb/s = 1.7 µs.
-pub fn delta_ps(rate: Rate, mtu_bytes: u64, hop_latency_ps: u64) -> u64 {
+pub(crate) fn delta_ps(rate: Rate, mtu_bytes: u64, hop_latency_ps: u64) -> u64 {
     hop_latency_ps + rate.serialization_ps(mtu_bytes)
 }
 
 /// The paper's δ: 1.7 µs.
-pub fn paper_delta_ps() -> u64 {
+pub(crate) fn paper_delta_ps() -> u64 {
     delta_ps(
         Rate::from_gbps(PAPER_LINK_GBPS),
         PAPER_MTU_BYTES,

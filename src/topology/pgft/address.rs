@@ -15,7 +15,7 @@ use super::super::NodeId;
 use crate::scenario::PgftConfig;
 
 /// Levels are at most this many (scenario::pgft::MAX_LEVELS), so arrays stay `Copy`.
-pub const MAX_H: usize = 6;
+pub(crate) const MAX_H: usize = 6;
 
 /// PGFT(h; m; w; p) with the per-level products the numbering needs. Index 0 of `m`, `w`,
 /// `p` is level 1; level h+1 (above the top) has w = p = 0.

@@ -14,9 +14,9 @@
 //! or its p_l parallel ports as a choice.
 
 mod address;
-pub mod routing;
+pub(crate) mod routing;
 
-pub use address::{Pgft, MAX_H};
+pub(crate) use address::Pgft;
 
 use super::shape::ShapeRules;
 use super::{Candidates, NodeId, Route, Wiring};

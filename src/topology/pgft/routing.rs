@@ -51,7 +51,7 @@ pub struct StaticRouting {
 }
 
 /// The static routings' scenario names, for messages.
-pub const STATIC_ROUTINGS: [LbPolicy; 5] = [
+pub(crate) const STATIC_ROUTINGS: [LbPolicy; 5] = [
     LbPolicy::Dmodk,
     LbPolicy::Smodk,
     LbPolicy::Gdmodk,
@@ -60,7 +60,7 @@ pub const STATIC_ROUTINGS: [LbPolicy; 5] = [
 ];
 
 /// Hosts renumbered type by type, each type in the original order.
-pub fn grouped_ids(types: &HostTypes) -> Vec<u32> {
+pub(crate) fn grouped_ids(types: &HostTypes) -> Vec<u32> {
     let mut next = vec![0u32; types.names.len()];
     for &t in &types.type_of {
         next[t as usize] += 1;

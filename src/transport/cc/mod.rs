@@ -50,7 +50,7 @@ pub struct CcEnv {
 
 /// One acknowledgement, as the CCA sees it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AckSignal {
+pub(crate) struct AckSignal {
     pub now_ps: u64,
     /// Bytes acknowledged for the first time by this ACK (cumulative and selective).
     pub newly_acked_bytes: u64,
@@ -67,7 +67,7 @@ pub struct AckSignal {
 
 /// A trimmed packet's NACK.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct NackSignal {
+pub(crate) struct NackSignal {
     pub now_ps: u64,
     /// Bytes of the packet that was trimmed.
     pub bytes: u64,
@@ -82,7 +82,7 @@ pub struct NackSignal {
 
 /// How a loss was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LossKind {
+pub(crate) enum LossKind {
     /// The retransmission timer fired for the oldest outstanding packet.
     Timeout,
     /// Enough later packets were acknowledged (the SACK reordering rule).
@@ -92,7 +92,7 @@ pub enum LossKind {
 /// Packets declared lost: one packet found by the reordering rule, or every packet
 /// overdue when the retransmission timer fired (one timeout).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LossSignal {
+pub(crate) struct LossSignal {
     pub now_ps: u64,
     pub kind: LossKind,
     /// Bytes of the lost packets.
@@ -103,7 +103,7 @@ pub struct LossSignal {
 }
 
 /// What a CCA answers (the interface above): one implementation per CCA file.
-pub trait CongestionControl {
+pub(crate) trait CongestionControl {
     fn on_ack(&mut self, s: &AckSignal);
     fn on_nack(&mut self, s: &NackSignal);
     fn on_loss(&mut self, s: &LossSignal);
