@@ -10,6 +10,7 @@
 // An item is `pub` only where it is part of a module's interface to the rest of the crate or to
 // users; helpers inside a private module are `pub(crate)` or narrower (the lint says which).
 #![warn(unreachable_pub)]
+#![warn(missing_docs)]
 
 pub mod checkpoint;
 pub mod contention;

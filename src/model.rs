@@ -19,16 +19,20 @@ use serde::{Deserialize, Serialize};
 /// How ECN marks are decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EcnRule {
+    /// No ECN marking.
     Off,
     /// Mark a data packet arriving at a port whose FIFO already holds at least this many
     /// bytes (DCTCP style, on enqueue).
     Step {
+        /// FIFO bytes at or above which an arriving data packet is marked.
         threshold_bytes: u64,
     },
     /// On dequeue, with q = FIFO bytes left behind: never at q ≤ min, always at q > max,
     /// else with probability (q − min)/(max − min).
     Ramp {
+        /// FIFO bytes at or below which nothing is marked.
         min_bytes: u64,
+        /// FIFO bytes above which every packet is marked.
         max_bytes: u64,
     },
 }
@@ -36,11 +40,14 @@ pub enum EcnRule {
 /// What happens to a data packet that does not fit in the FIFO.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Overflow {
+    /// The packet is lost.
     Drop,
     /// Cut to `trim_bytes`; with `evict_queued`, a fair coin picks between the arriving
     /// packet and the FIFO's last one (UEC htsim), else always the arriving one.
     Trim {
+        /// Size of a trimmed packet (its header), in bytes.
         trim_bytes: u32,
+        /// A fair coin may trim the FIFO's last packet instead of the arriving one.
         evict_queued: bool,
         /// A header that finds the priority queue full goes back to its sender as a NACK
         /// (NDP's return-to-sender) instead of being dropped.
@@ -53,7 +60,9 @@ pub enum Overflow {
 pub struct QueueDiscipline {
     /// FIFO byte limit (`u64::MAX`: unlimited).
     pub buffer_bytes: u64,
+    /// How data packets are ECN-marked.
     pub ecn: EcnRule,
+    /// What happens to a data packet the FIFO cannot take.
     pub overflow: Overflow,
     /// Control packets use the strict-priority queue (always with trimming).
     pub priority_control: bool,
@@ -97,14 +106,22 @@ impl QueueDiscipline {
 /// headers and delivered no data for 100 ms).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CtrlShare {
+    /// Control bytes of each round.
     pub ctrl_bytes: u32,
+    /// Data bytes of each round.
     pub data_bytes: u32,
 }
 
+/// A scenario built into what the engine simulates: the fabric, the workload and every
+/// parameter the nodes read, each in its unit.
 pub struct Model {
+    /// The scenario's seed, from which every random stream is derived.
     pub seed: u64,
+    /// The built fabric: nodes, ports, links and routes.
     pub fabric: Fabric,
+    /// The built workload: flows and their dependencies.
     pub workload: Workload,
+    /// The LB policies' parameters and the state all switches share.
     pub lb: LbShared,
     /// Queue discipline of switch ports.
     pub qdisc: QueueDiscipline,
@@ -115,12 +132,17 @@ pub struct Model {
     pub loss_switches: Vec<u32>,
     /// Added to every arrival at a switch (its forwarding pipeline).
     pub forwarding_ps: u64,
+    /// Payload bytes of a full data packet (`packet.payload_bytes`).
     pub payload_bytes: u32,
+    /// Header bytes of a data packet (`packet.header_bytes`).
     pub header_bytes: u32,
+    /// Bytes of an ACK and of the other control packets (`packet.ack_bytes`).
     pub ack_bytes: u32,
+    /// Wire bytes between two packets (preamble and inter-frame gap).
     pub interframe_bytes: u32,
     /// Host pacing rate as parts per million of line rate.
     pub load_ppm: u64,
+    /// The hosts' transport and congestion control parameters.
     pub transport: TransportParams,
     /// Unloaded round trip between the farthest hosts (NSCC's `network_rtt`).
     pub network_rtt_ps: u64,
@@ -141,6 +163,7 @@ pub struct Model {
 }
 
 impl Model {
+    /// Builds the model of scenario `s`; an error names the field that cannot be built.
     pub fn build(s: &Scenario) -> Result<Model> {
         let fabric = Fabric::try_build(s)?.with_link_rates(s)?.with_failures(s)?;
         let workload = Workload::build(s, &fabric)?;

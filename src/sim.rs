@@ -19,7 +19,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(Clone, Debug)]
+/// How a run is executed (never what it simulates: results do not depend on these).
 pub struct RunOptions {
+    /// Worker threads of this rank.
     pub threads: usize,
     /// None: automatic (ranks × (1 for one thread, else 2 × threads), up to what the fabric
     /// allows).
@@ -43,16 +45,24 @@ impl Default for RunOptions {
 
 /// Everything a run determined, merged over partitions and ranks, before it is formatted.
 pub struct RunOutput {
+    /// Flow, latency and queue measurements, merged over partitions and ranks.
     pub metrics: Metrics,
+    /// Per-stage (link tier) port statistics, indexed like `stage_names`.
     pub stages: Vec<StageStats>,
+    /// Names of the fabric's link stages (`Fabric::stage_names`).
     pub stage_names: &'static [&'static str],
     /// Names of the switch tiers 1, 2, ... (`Fabric::switch_tier_names`), as the series'
     /// switch occupancy histograms are indexed.
     pub switch_tier_names: Vec<String>,
+    /// Flows the workload defines.
     pub flows_total: u64,
+    /// Flows not completed when the run ended.
     pub flows_incomplete: u64,
+    /// Data packets still in the fabric when the run ended.
     pub data_in_flight: u64,
+    /// Acknowledgements and other control packets still in the fabric when the run ended.
     pub acks_in_flight: u64,
+    /// Lower bound of the workload's completion time, in ps.
     pub cct_lower_bound_ps: u64,
     /// The workload's phases (collectives), in order: names and duration lower bounds; their
     /// measurements are `metrics.phases` (possibly shorter: a phase nothing sent).
@@ -66,31 +76,43 @@ pub struct RunOutput {
     pub opera: Option<crate::topology::opera::OperaFacts>,
     /// Data packets' payload and header bytes (`packet.*`), for byte ratios.
     pub payload_bytes: u32,
+    /// Header bytes of a data packet.
     pub header_bytes: u32,
     /// Events processed per node, by node id (`node_events.csv`).
     pub node_events: Vec<u64>,
+    /// Duration lower bound of each phase, in ps, indexed like `phase_names`.
     pub phase_lower_bounds_ps: Vec<u64>,
     /// End of the statistics window (the last event), in ps.
     pub end_ps: u64,
     /// Why the run ended.
     pub ending: Ending,
+    /// Hosts of the fabric.
     pub hosts: u32,
+    /// Switches of the fabric.
     pub switches: u32,
-    /// Failed links (`[failures]`) and the instance's max-concurrent-flow rate.
+    /// Failed links (`[failures]`).
     pub failed_links: usize,
+    /// The instance's max-concurrent-flow rate, where it was computed.
     pub rho_max: Option<f64>,
+    /// Window-loop statistics merged over ranks (times: the slowest rank's).
     pub loop_stats: LoopStats,
     /// Each rank's own window-loop statistics (time per phase of a window), by rank.
     pub rank_loop_stats: Vec<LoopStats>,
     /// Events each rank processed (its nodes' events), by rank: the work split.
     pub rank_events: Vec<u64>,
+    /// Wall-clock time of the run, in s.
     pub wall_s: f64,
     /// Of `wall_s`, building the model and the plan (rank 0; the rho_max LP included).
     pub setup_wall_s: f64,
+    /// Threads per rank.
     pub threads: usize,
+    /// MPI ranks (1 without MPI).
     pub ranks: u32,
+    /// Partitions the fabric was split into.
     pub partitions: u32,
+    /// Conservative-synchronization lookahead: the smallest positive link latency, in ps.
     pub lookahead_ps: u64,
+    /// Links between nodes in different partitions.
     pub cut_links: u64,
     /// Largest peak RSS of any rank.
     pub peak_rss_bytes: u64,

@@ -9,20 +9,32 @@ use crate::scenario::{Scenario, TopologyKind};
 use anyhow::Result;
 use std::fmt::Write;
 
+/// What `weft validate` reports of a scenario: its size, the state it needs and an
+/// estimate of a run's memory.
 pub struct SizeReport {
+    /// Hosts of the fabric.
     pub hosts: u32,
+    /// Switches of the fabric.
     pub switches: u32,
+    /// Ports of all nodes.
     pub ports: u32,
+    /// Flows the workload defines.
     pub flows: u64,
     /// The most flows whose state can be live at once (`Workload::in_flight_flows`).
     pub in_flight_flows: u64,
+    /// Most partitions the fabric can be split into.
     pub max_partitions: u32,
+    /// LB policy state of all switches, in bytes.
     pub lb_pointer_bytes: usize,
+    /// LB policy state of the switch that holds the most, in bytes.
     pub lb_pointer_bytes_max_switch: usize,
+    /// Estimated peak memory of a run, in bytes.
     pub estimated_memory_bytes: u64,
-    /// Failed links and, with any, the max-concurrent-flow solution and its solve time.
+    /// Failed links (`[failures]`).
     pub failed_links: usize,
+    /// With failed links, the max-concurrent-flow solution and its solve time.
     pub rho_max: Option<crate::metrics::rho_max::RhoMax>,
+    /// Wall time of building the model, in s.
     pub model_build_s: f64,
     /// The collective's structure, for workloads with phases.
     pub structure: Option<crate::workload::structure::Structure>,
@@ -39,6 +51,7 @@ const RECEIVER_BYTES: u64 = std::mem::size_of::<crate::transport::Receiver>() as
 /// B-tree entry of 8 to 12 bytes with its node share.
 const TRIGGER_BYTES: u64 = 4 * 24;
 
+/// Builds scenario `s`'s model and reports its size; fails as loading or building it fails.
 pub fn size_report(s: &Scenario) -> Result<SizeReport> {
     let t0 = std::time::Instant::now();
     let m = Model::build(s)?;
@@ -113,6 +126,7 @@ pub fn size_report(s: &Scenario) -> Result<SizeReport> {
 }
 
 impl SizeReport {
+    /// The report as `weft validate` prints it.
     pub fn to_text(&self, s: &Scenario) -> String {
         let mut o = String::new();
         let t = &s.topology;

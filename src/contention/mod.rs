@@ -51,8 +51,10 @@ pub enum Scope {
 }
 
 impl Scope {
+    /// Every scope, narrowest first.
     pub const ALL: [Scope; 3] = [Scope::Top, Scope::AboveLeaf, Scope::All];
 
+    /// The scope's name, as `--scope` takes it.
     pub fn name(self) -> &'static str {
         match self {
             Scope::Top => "top",
@@ -122,7 +124,9 @@ pub fn routing_by_name(f: &Fabric, name: &str, seed: u64) -> Result<StaticRoutin
 
 /// Per global port id: distinct sources and destinations of the routes through it.
 pub struct Contention {
+    /// Distinct sources of the routes through each port.
     pub src: Vec<u32>,
+    /// Distinct destinations of the routes through each port.
     pub dst: Vec<u32>,
     /// Routes of the pattern.
     pub routes: u64,

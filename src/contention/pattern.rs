@@ -7,10 +7,16 @@ use crate::scenario::HostTypes;
 use anyhow::{bail, Context, Result};
 use std::path::Path;
 
+/// Which (source, destination) routes a contention analysis counts.
 #[derive(Clone, Debug)]
 pub enum Pattern {
     /// Every source to every destination other than itself.
-    Dense { src: Vec<bool>, dst: Vec<bool> },
+    Dense {
+        /// Per host: whether it is a source.
+        src: Vec<bool>,
+        /// Per host: whether it is a destination.
+        dst: Vec<bool>,
+    },
     /// Explicit (source, destination) pairs, source ≠ destination, no duplicates.
     Pairs(Vec<(u32, u32)>),
 }

@@ -33,7 +33,9 @@ pub(super) fn scope_words(scope: Scope) -> &'static str {
     }
 }
 
+/// `weft contention`'s report of one routing.
 pub struct Report {
+    /// The report as `--json` writes it.
     pub json: Value,
 }
 
@@ -100,6 +102,7 @@ impl Report {
         }
     }
 
+    /// The report as `weft contention` prints it.
     pub fn to_text(&self) -> String {
         let j = &self.json;
         let mut o = format!(
@@ -164,6 +167,7 @@ impl Report {
 
 /// `weft contention --draws N`: C_topo of a random routing over N seeds, at every scope.
 pub struct Draws {
+    /// The report as `--json` writes it.
     pub json: Value,
 }
 
@@ -223,6 +227,7 @@ impl Draws {
         }
     }
 
+    /// The report as `weft contention` prints it.
     pub fn to_text(&self) -> String {
         let j = &self.json;
         let scope = j["scope"].as_str().unwrap_or("");

@@ -30,8 +30,12 @@ pub fn agree<T>(r: anyhow::Result<T>, comm: &dyn Comm) -> anyhow::Result<T> {
     }
 }
 
+/// What the engine needs of the ranks it runs with: collectives and the exchange of
+/// events with neighbour ranks (MPI in `mpi_comm`, one process in [`LocalComm`]).
 pub trait Comm {
+    /// This process's rank, `0..ranks()`.
     fn rank(&self) -> u32;
+    /// How many ranks run the simulation.
     fn ranks(&self) -> u32;
     /// Global minimum of `v` over ranks.
     fn min_u64(&self, v: u64) -> u64 {

@@ -35,6 +35,7 @@ use std::time::Instant;
 /// How the window loop went (how it ran, not what it computed).
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct LoopStats {
+    /// Synchronization windows run.
     pub windows: u64,
     /// Wall time spent processing events (the parallel phase), in s.
     pub process_wall_s: f64,
@@ -49,15 +50,18 @@ pub struct LoopStats {
     pub exchange_wall_s: f64,
     /// Events that crossed partitions (within and between ranks).
     pub messages: u64,
-    /// Events and bytes this rank sent to other ranks.
+    /// Events this rank sent to other ranks.
     pub remote_messages: u64,
+    /// Bytes of the events this rank sent to other ranks, encoded.
     pub remote_bytes: u64,
 }
 
 /// Global progress at the end of a window, offered when the next window's allreduce has
 /// summed it (progress on: no extra collective).
 pub struct ProgressSample {
+    /// Simulated time reached, in ps.
     pub sim_ps: u64,
+    /// Events processed so far, all ranks together.
     pub events: u64,
     /// Distinct payload bytes delivered so far.
     pub payload_bytes_delivered: u64,
@@ -81,12 +85,19 @@ pub enum Ending {
 /// Partitions are cache-padded: threads update their counters and queue heads at every
 /// event, and two partitions processed by different threads must not share a cache line.
 pub struct Engine<'a> {
+    /// This rank's partitions, in increasing id order.
     pub parts: Vec<CachePadded<Partition>>,
+    /// Each partition's outbox (events for other partitions), indexed like `parts`.
     pub outboxes: Vec<Outbox>,
+    /// The model the partitions simulate.
     pub m: &'a Model,
+    /// The partition plan (which node each partition owns, the cut links, the lookahead).
     pub plan: &'a Plan,
+    /// The exchange with the other ranks.
     pub comm: &'a dyn Comm,
+    /// Threads that process partitions in parallel; `None`: this thread alone.
     pub pool: Option<&'a rayon::ThreadPool>,
+    /// How the loop has gone so far.
     pub stats: LoopStats,
     /// The start of the next window as last agreed by the ranks (every event before it has
     /// been processed, none at or after it): where a stopped run stands, the time of its
@@ -100,6 +111,7 @@ pub struct Engine<'a> {
 }
 
 impl<'a> Engine<'a> {
+    /// An engine over this rank's partitions `parts` (with their outboxes) of `plan`.
     pub fn new(
         parts: Vec<(Partition, Outbox)>,
         m: &'a Model,

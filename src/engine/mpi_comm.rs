@@ -8,11 +8,13 @@ use mpi::topology::{Communicator, Rank, SimpleCommunicator};
 use mpi::traits::*;
 use mpi::Count;
 
+/// The ranks of an MPI job as the engine's [`Comm`].
 pub struct MpiComm {
     world: SimpleCommunicator,
 }
 
 impl MpiComm {
+    /// The job of communicator `world` (`MPI_COMM_WORLD`, initialized `MPI_THREAD_FUNNELED`).
     pub fn new(world: SimpleCommunicator) -> MpiComm {
         MpiComm { world }
     }

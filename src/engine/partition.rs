@@ -21,8 +21,11 @@ use serde::{Deserialize, Serialize};
 // Hosts are most nodes, so boxing the larger `Host` variant would only add an indirection.
 #[allow(clippy::large_enum_variant)]
 #[derive(Serialize, Deserialize)]
+/// A node's state: a host or a switch.
 pub enum Node {
+    /// A host: its NIC, transport and flows.
     Host(Host),
+    /// A switch: its ports and LB policy.
     Switch(Switch),
 }
 
@@ -30,11 +33,17 @@ pub enum Node {
 /// (see [`Plan::out_neighbors`]). Lists keep their capacity from window to window.
 pub type Outbox = Vec<Vec<Event>>;
 
+/// One partition of the fabric: its nodes, their pending events and their measurements.
+/// A partition is processed by one thread at a time.
 #[derive(Serialize, Deserialize)]
 pub struct Partition {
+    /// Its id in the plan.
     pub id: u32,
+    /// Pending events of its nodes.
     pub queue: EventQueue,
+    /// Its nodes, in the plan's order (`Plan::node_local`).
     pub nodes: Vec<Node>,
+    /// What its nodes measured.
     pub metrics: Metrics,
     /// Flows sent by this partition's hosts.
     pub flows_total: u64,
@@ -225,6 +234,7 @@ impl Partition {
             })
     }
 
+    /// Time of its earliest pending event, in ps.
     pub fn next_time_ps(&self) -> u64 {
         self.queue.next_time_ps()
     }
@@ -279,6 +289,7 @@ impl Partition {
         held
     }
 
+    /// Flows its hosts send that have not completed.
     pub fn incomplete_flows(&self) -> u64 {
         self.flows_total - self.metrics.counters.flows_completed
     }

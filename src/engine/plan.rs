@@ -11,13 +11,19 @@ use crate::model::Model;
 use crate::topology::NodeId;
 use anyhow::{bail, Result};
 
+/// Which partition owns each node, which rank runs each partition, and what follows: the
+/// cut links, the outbox slots and the lookahead.
 #[derive(Debug)]
 pub struct Plan {
+    /// Partitions.
     pub parts: u32,
+    /// Ranks.
     pub ranks: u32,
+    /// The partition of each node.
     pub node_part: Vec<u32>,
     /// Index of each node within its partition's node list.
     pub node_local: Vec<u32>,
+    /// The rank of each partition.
     pub part_rank: Vec<u32>,
     /// Output ports per partition: the load estimate (events scale with ports).
     pub part_ports: Vec<u64>,
@@ -56,6 +62,9 @@ impl Plan {
         m.fabric.num_groups(true)
     }
 
+    /// The default plan of `parts` partitions over `ranks` ranks: each partition a contiguous
+    /// run of the fabric's groups (`Fabric::group_of`), the top-layer switches dealt round
+    /// robin; fails if `parts` is 0 or more than the fabric has groups.
     pub fn automatic(m: &Model, parts: u32, ranks: u32) -> Result<Plan> {
         let max = Plan::max_parts(m);
         if parts == 0 {
@@ -129,6 +138,7 @@ impl Plan {
         out
     }
 
+    /// The partitions rank `rank` runs, ascending.
     pub fn parts_of_rank(&self, rank: u32) -> Vec<u32> {
         (0..self.parts)
             .filter(|&p| self.part_rank[p as usize] == rank)

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 use std::path::Path;
 
+/// The plan file format this build reads and writes (`format` in the file).
 pub const FORMAT: u32 = 1;
 
 #[derive(Serialize, Deserialize)]

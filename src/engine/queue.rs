@@ -56,10 +56,12 @@ pub struct BinaryHeapQueue {
 }
 
 impl BinaryHeapQueue {
+    /// Adds `e`, which must not be before the last event popped.
     #[inline]
     pub fn push(&mut self, e: Event) {
         self.heap.push(Entry(e));
     }
+    /// Time of the earliest pending event, in ps; `NEVER_PS` if none.
     #[inline]
     pub fn next_time_ps(&self) -> u64 {
         self.heap
@@ -74,12 +76,15 @@ impl BinaryHeapQueue {
             _ => None,
         }
     }
+    /// Pending events.
     pub fn len(&self) -> usize {
         self.heap.len()
     }
+    /// Whether no event is pending.
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }
+    /// The pending events, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = &Event> {
         self.heap.iter().map(|e| &e.0)
     }
@@ -242,6 +247,7 @@ impl RadixQueue {
         self.buckets[i] = chain;
     }
 
+    /// Adds `e`, which must not be before the last event popped.
     #[inline]
     pub fn push(&mut self, e: Event) {
         if e.time_ps < self.last {
@@ -254,6 +260,7 @@ impl RadixQueue {
         }
     }
 
+    /// Time of the earliest pending event, in ps; `NEVER_PS` if none.
     #[inline]
     pub fn next_time_ps(&self) -> u64 {
         if !self.now.is_empty() {
@@ -291,12 +298,15 @@ impl RadixQueue {
         self.now.pop()
     }
 
+    /// Pending events.
     pub fn len(&self) -> usize {
         self.len
     }
+    /// Whether no event is pending.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// The pending events, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = &Event> {
         let arena = &self.arena;
         self.now

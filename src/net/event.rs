@@ -36,29 +36,46 @@ pub enum TimerKind {
     RlbSlot = 5,
 }
 
+/// What an event does, and to which node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum What {
     /// `pkt` reaches `node` through its port `in_port`.
     Arrive {
+        /// The receiving node.
         node: u32,
+        /// The port of `node` the packet comes in on.
         in_port: u16,
+        /// The packet.
         pkt: Packet,
     },
     /// Port `port` of `node` has put the last bit of its head packet on the wire.
-    TxDone { node: u32, port: u16 },
+    TxDone {
+        /// The sending node.
+        node: u32,
+        /// Its port whose transmission ended.
+        port: u16,
+    },
     /// A timer `node` set for itself.
     Timer {
+        /// The node that set the timer.
         node: u32,
+        /// What the timer is for.
         kind: TimerKind,
+        /// The setting's generation; a stale one is ignored.
         gen: u32,
+        /// Which instance it is for (e.g. a flow's index).
         arg: u64,
     },
 }
 
+/// One pending event, ordered by [`Event::key`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Event {
+    /// When it happens, in ps.
     pub time_ps: u64,
+    /// Breaks ties at one time, from the model alone (the module's doc says how).
     pub tie: u64,
+    /// What happens.
     pub what: What,
 }
 
@@ -73,6 +90,7 @@ const TIMER_SEQ_BITS: u32 = 36;
 pub const MAX_TIMER_NODES: u64 = 1 << (CLASS_SHIFT - TIMER_SEQ_BITS);
 
 impl Event {
+    /// `pkt` arrives at `time_ps` over link `link_id` at port `in_port` of `node`.
     #[inline]
     pub fn arrive(time_ps: u64, link_id: u32, node: u32, in_port: u16, pkt: Packet) -> Event {
         Event {
@@ -81,6 +99,7 @@ impl Event {
             what: What::Arrive { node, in_port, pkt },
         }
     }
+    /// Port `port` (global id `port_id`) of `node` finishes a transmission at `time_ps`.
     #[inline]
     pub fn tx_done(time_ps: u64, port_id: u32, node: u32, port: u16) -> Event {
         Event {
@@ -116,6 +135,7 @@ impl Event {
             }
         }
     }
+    /// The event's place in the order: `(time_ps, tie)`, unique among pending events.
     #[inline]
     pub fn key(&self) -> (u64, u64) {
         (self.time_ps, self.tie)
@@ -125,6 +145,7 @@ impl Event {
 /// Where node logic puts the events it creates; the engine routes them to the owning
 /// partition (local queue or outbox) and asserts that none is in the past.
 pub trait Scheduler {
+    /// Schedules `ev`, which must not be in the past.
     fn schedule(&mut self, ev: Event);
 }
 
@@ -133,7 +154,9 @@ pub trait Scheduler {
 /// fires (lazy cancellation).
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct TimerSlot {
+    /// The time the timer is set for, in ps.
     pub at_ps: u64,
+    /// The current setting's generation.
     pub gen: u32,
 }
 

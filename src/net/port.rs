@@ -12,8 +12,10 @@ use crate::packet::Packet;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
+/// An output port: its queues, the packet on the wire and its statistics.
 #[derive(Default, Serialize, Deserialize)]
 pub struct Port {
+    /// What the port has measured.
     pub stats: PortStats,
     /// The FIFO: data packets (and, without a priority queue, everything).
     pub queue: VecDeque<Packet>,

@@ -91,6 +91,7 @@ pub enum Admission {
 }
 
 impl QueueDiscipline {
+    /// Whether a data packet that does not fit is trimmed rather than dropped.
     pub fn is_trimming(&self) -> bool {
         matches!(self.overflow, Overflow::Trim { .. })
     }

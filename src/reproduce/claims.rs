@@ -44,8 +44,10 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SizeOverride {
+    /// Fields fixed to one value (`"topology.k" = 12`).
     #[serde(default)]
     pub set: toml::Table,
+    /// Fields given a list of values, replacing the sweep file's list or adding one.
     #[serde(default)]
     pub grid: toml::Table,
     /// Replaces the sweep's whole `[zip]` table (lists of equal length).
@@ -68,33 +70,53 @@ struct SweepToml {
 /// entry does not run the sweep).
 #[derive(Debug)]
 pub struct SweepDef {
+    /// Its key in the claims file (`[sweep.KEY]`), which claims name.
     pub key: String,
+    /// The sweep file, resolved against the claims file's directory.
     pub file: PathBuf,
+    /// What each size that runs the sweep changes in it.
     pub sizes: BTreeMap<Size, SizeOverride>,
 }
 
+/// A claim's test (the module's doc says how each is written).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Test {
+    /// The metric equals `value` within the larger of the two tolerances.
     Value {
+        /// The paper's value.
         value: f64,
+        /// Relative tolerance (0.1: 10 %).
         rel_tol: f64,
+        /// Absolute tolerance, in the metric's unit.
         abs_tol: f64,
     },
+    /// The metric is strictly below this.
     Below(f64),
+    /// The metric is strictly above this.
     Above(f64),
+    /// The metric lies in `[lo, hi]`.
     Between(f64, f64),
+    /// The metrics, in order, never decrease.
     Ascending,
+    /// The slope of log(metric) against log(x) lies in `[lo, hi]`.
     Exponent {
+        /// The varied field the metric grows with.
         x: String,
+        /// Lowest slope that passes.
         lo: f64,
+        /// Highest slope that passes.
         hi: f64,
     },
 }
 
+/// One quantitative claim of a paper, read and checked from the claims file.
 #[derive(Debug)]
 pub struct Claim {
+    /// Unique id, the paper's name first (`ofan.fig12.dctcp.ofan`).
     pub id: String,
+    /// The figure, table or section it comes from (`Fig. 12(a)`).
     pub figure: String,
+    /// What the paper reports, in our words, with its value.
     pub paper: String,
     /// The sweeps it reads (one, or several read as one table with a varied `sweep` field).
     pub sweeps: Vec<String>,
@@ -102,27 +124,42 @@ pub struct Claim {
     pub metrics: Vec<Expr>,
     /// The metrics' text (labels for an ordering).
     pub labels: Vec<String>,
+    /// How the metric is checked.
     pub test: Test,
+    /// The sizes at which the claim is evaluated.
     pub sizes: Vec<Size>,
+    /// A documented reason it disagrees, if it is known to.
     pub known: Option<String>,
+    /// Any other remark shown with the claim.
     pub note: Option<String>,
 }
 
 /// A claim that could not be read: its id (or position) and the error, one line.
 #[derive(Debug, Clone)]
 pub struct BadClaim {
+    /// Its id, or its position in the file when it has none.
     pub id: String,
+    /// Why it could not be read, one line.
     pub error: String,
 }
 
+/// A loaded claims file: the paper, its sweeps, its claims (and those that could not be
+/// read, reported rather than dropped) and its figures.
 #[derive(Debug)]
 pub struct ClaimsFile {
+    /// Where it was read from.
     pub path: PathBuf,
+    /// The paper's short name (`ofan`), the first part of every claim id.
     pub paper: String,
+    /// The paper's title.
     pub title: String,
+    /// The sweeps its claims read.
     pub sweeps: Vec<SweepDef>,
+    /// The claims that were read.
     pub claims: Vec<Claim>,
+    /// The claims that could not be read.
     pub bad: Vec<BadClaim>,
+    /// The figures drawn from its sweeps.
     pub figures: Vec<FigureDef>,
 }
 
@@ -130,14 +167,22 @@ pub struct ClaimsFile {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FigureDef {
+    /// Unique id; the figure is drawn to `figures/PAPER-ID.svg`.
     pub id: String,
+    /// The sweep whose table it draws.
     pub sweep: String,
+    /// The column on the x axis.
     pub x: String,
+    /// The column on the y axis.
     pub y: String,
+    /// A column whose values each get a line.
     pub group: Option<String>,
+    /// The figure's title.
     pub title: Option<String>,
+    /// Logarithmic x axis.
     #[serde(default)]
     pub logx: bool,
+    /// Logarithmic y axis.
     #[serde(default)]
     pub logy: bool,
 }
@@ -176,6 +221,8 @@ enum SweepNames {
 const TOP_LEVEL: [&str; 5] = ["paper", "title", "sweep", "claim", "figure"];
 
 impl ClaimsFile {
+    /// Reads the claims file at `path`; a claim that cannot be read goes to `bad`, an error
+    /// in the file's structure or its sweeps fails the load.
     pub fn load(path: &Path) -> Result<ClaimsFile> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("{}: cannot read claims file", path.display()))?;
@@ -269,6 +316,7 @@ impl ClaimsFile {
         })
     }
 
+    /// The sweep of key `key`.
     pub fn sweep(&self, key: &str) -> Option<&SweepDef> {
         self.sweeps.iter().find(|s| s.key == key)
     }

@@ -21,6 +21,7 @@ use verdict::Verdict;
 /// What a finished reproduction found, for the exit status.
 #[derive(Debug, Default)]
 pub struct Findings {
+    /// How many claims got each verdict.
     pub tally: Tally,
     /// Disagreements the claims files do not explain (`--strict` fails on them).
     pub unexplained: Vec<String>,

@@ -17,10 +17,13 @@ use plotters::chart::SeriesLabelPosition;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// How `weft reproduce` runs.
 pub struct Options {
+    /// The size the sweeps run at.
     pub size: Size,
     /// Points run at once (default: the CPUs over the sweep's threads).
     pub jobs: Option<usize>,
+    /// The output folder: `sweeps/`, `figures/` and the report go under it.
     pub out: PathBuf,
     /// Write each sweep's Slurm array script instead of running.
     pub slurm: bool,
@@ -33,6 +36,7 @@ pub struct Options {
 
 /// The claims of one paper chosen by the command line.
 pub struct Chosen {
+    /// The paper's claims file.
     pub file: ClaimsFile,
     /// Indices into `file.claims`.
     pub claims: Vec<usize>,
@@ -144,12 +148,17 @@ pub fn choose(dir: &Path, args: &[String]) -> Result<Vec<Chosen>> {
 
 /// One paper's results.
 pub struct PaperResult {
+    /// The paper's short name.
     pub paper: String,
+    /// The paper's title.
     pub title: String,
+    /// Each chosen claim's verdict and measured value.
     pub outcomes: Vec<Outcome>,
     /// Each claim's sweep keys, parallel to `outcomes`.
     pub claim_sweeps: Vec<Vec<String>>,
+    /// What each sweep cost.
     pub sweeps: Vec<SweepCost>,
+    /// The figures drawn, as paths relative to the output folder.
     pub figures: Vec<String>,
     /// Sweeps with failed points, and figures that could not be drawn.
     pub problems: Vec<String>,

@@ -11,16 +11,22 @@ use anyhow::{anyhow, bail, Result};
 use std::path::Path;
 use std::str::FromStr;
 
+/// How large a reproduction's sweeps run (`--size`); each sweep says what each size sets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Size {
+    /// Seconds: checks the machinery, not the claims.
     Smoke,
+    /// What one machine runs in hours.
     Laptop,
+    /// The paper's own set-up.
     Paper,
 }
 
 impl Size {
+    /// Every size, smallest first.
     pub const ALL: [Size; 3] = [Size::Smoke, Size::Laptop, Size::Paper];
 
+    /// The size's name, as `--size` and the claims files write it.
     pub fn name(self) -> &'static str {
         match self {
             Size::Smoke => "smoke",

@@ -22,13 +22,18 @@ struct Row {
 /// A table: a header and rows of cells.
 #[derive(Debug, PartialEq)]
 pub struct Table {
+    /// Column names.
     pub header: Vec<String>,
+    /// Rows, each with one cell per column.
     pub rows: Vec<Vec<String>>,
 }
 
+/// What `weft collect` gathered from a sweep's folder.
 #[derive(Debug)]
 pub struct Collected {
+    /// `runs.csv`: one row per finished point.
     pub runs: Table,
+    /// `summary.csv`: mean, standard error and count over the runs that differ only in seed.
     pub summary: Table,
     /// Point folders without `done` (not run yet, or failed), left out.
     pub unfinished: Vec<PathBuf>,

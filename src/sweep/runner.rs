@@ -12,8 +12,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// How a sweep's points are run.
 pub struct RunnerOptions {
+    /// The sweep's output folder (one folder per point under it).
     pub out: PathBuf,
+    /// Points run at once.
     pub jobs: usize,
     /// Run only this point (a Slurm array task).
     pub only: Option<usize>,
@@ -24,7 +27,9 @@ pub struct RunnerOptions {
 /// What a sweep did.
 #[derive(Debug, Default)]
 pub struct Outcome {
+    /// Points run now.
     pub ran: usize,
+    /// Points already finished (with `done`), not run again.
     pub skipped: usize,
     /// Folders of the points that failed.
     pub failed: Vec<PathBuf>,

@@ -6,6 +6,7 @@ use super::spec::SweepSpec;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
+/// The Slurm array script's file name, in the sweep's output folder.
 pub const SCRIPT_FILE: &str = "sweep.sbatch";
 
 /// Absolute form of `p` (against the current folder), so the tasks may start anywhere.

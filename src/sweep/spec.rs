@@ -34,7 +34,9 @@ use std::path::{Path, PathBuf};
 /// One field's value at a point: the dotted field and its value as TOML text.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Assignment {
+    /// The dotted field (`topology.k`), or a command option.
     pub field: String,
+    /// Its value.
     pub value: toml::Value,
 }
 
@@ -48,6 +50,7 @@ impl Assignment {
 /// One run of the sweep.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Point {
+    /// Its position in the sweep, `0..len()`: also its folder's number.
     pub index: usize,
     /// The varied fields, zip fields first, then grid fields, in file order.
     pub varied: Vec<Assignment>,
@@ -65,6 +68,7 @@ pub enum Command {
 }
 
 impl Command {
+    /// The command's name, as the sweep file's `command` writes it.
     pub fn name(self) -> &'static str {
         match self {
             Command::Run => "run",
@@ -95,15 +99,21 @@ const OPERA_FAULTS_OPTIONS: [&str; 4] = ["links", "tors", "rotors", "draws"];
 pub struct SweepSpec {
     /// The sweep file itself (as given).
     pub path: PathBuf,
+    /// `name`: the sweep's name.
     pub name: String,
     /// `scenario` as written in the sweep file.
     pub scenario_field: String,
     /// The base scenario resolved against the sweep file's folder.
     pub scenario: PathBuf,
+    /// `threads`: `--threads` of every run.
     pub threads: usize,
+    /// `command`: what each point runs.
     pub command: Command,
+    /// `[set]`: fields every point fixes.
     pub fixed: Vec<Assignment>,
+    /// `[grid]`: fields whose values are crossed, in file order.
     pub grid: Vec<(String, Vec<toml::Value>)>,
+    /// `[zip]`: fields varied together, row by row (lists of equal length).
     pub zip: Vec<(String, Vec<toml::Value>)>,
 }
 
@@ -116,6 +126,7 @@ const TOP_LEVEL: [&str; 7] = [
 ];
 
 impl SweepSpec {
+    /// Reads and checks the sweep file at `path`.
     pub fn load(path: &Path) -> Result<SweepSpec> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow!("{}: cannot read sweep file: {e}", path.display()))?;
@@ -163,6 +174,7 @@ impl SweepSpec {
         self.grid.iter().map(|(_, v)| v.len()).product::<usize>() * rows
     }
 
+    /// Whether the sweep has no point.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -207,6 +219,7 @@ impl SweepSpec {
         Point { index, varied }
     }
 
+    /// Every point, in order.
     pub fn points(&self) -> Vec<Point> {
         (0..self.len()).map(|i| self.point(i)).collect()
     }

@@ -141,6 +141,7 @@ impl Fabric {
             .is_none_or(|f| f.reaches(n, self.num_hosts, self.subtree(dst, 1).0))
     }
 
+    /// Whether any link of the fabric has failed.
     pub fn has_failures(&self) -> bool {
         self.failures.is_some()
     }

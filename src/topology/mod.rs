@@ -38,18 +38,22 @@ use crate::rng::{stream, Purpose};
 use crate::scenario::{FieldError, Scenario, TopologyKind};
 use crate::time::{Rate, PS_PER_NS};
 
+/// A node's index: hosts are `0..num_hosts`, switches follow.
 pub type NodeId = u32;
 
 /// The rate and propagation latency of a class of links (a tier).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LinkParams {
+    /// Line rate.
     pub rate: Rate,
+    /// Propagation latency, in ps.
     pub latency_ps: u64,
     /// Serialization time of one byte, when the rate divides evenly (fast path).
     ps_per_byte: Option<u64>,
 }
 
 impl LinkParams {
+    /// A link class of rate `rate` and latency `latency_ps`.
     pub fn new(rate: Rate, latency_ps: u64) -> LinkParams {
         let exact = 8_000_000_000_000u64.checked_rem(rate.bps) == Some(0);
         let ps_per_byte = exact.then(|| 8_000_000_000_000u64 / rate.bps);
@@ -60,6 +64,7 @@ impl LinkParams {
         }
     }
 
+    /// Time to put `bytes` on the wire, in ps.
     #[inline]
     pub fn serialization_ps(&self, bytes: u64) -> u64 {
         match self.ps_per_byte {
@@ -73,11 +78,19 @@ impl LinkParams {
 /// or an explicit list (fabrics with failed links or irregular wiring).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Candidates<'a> {
-    Range { first: u16, count: u16 },
+    /// Ports `first..first + count`.
+    Range {
+        /// The first port.
+        first: u16,
+        /// How many ports.
+        count: u16,
+    },
+    /// These ports, in this order.
     List(&'a [u16]),
 }
 
 impl Candidates<'_> {
+    /// How many candidate ports.
     #[inline]
     pub fn len(&self) -> u16 {
         match self {
@@ -85,6 +98,7 @@ impl Candidates<'_> {
             Candidates::List(l) => l.len() as u16,
         }
     }
+    /// Whether there is no candidate.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -98,6 +112,7 @@ impl Candidates<'_> {
             Candidates::List(l) => l[i as usize],
         }
     }
+    /// The candidate ports, in order.
     pub fn iter(&self) -> impl Iterator<Item = u16> + '_ {
         (0..self.len()).map(move |i| self.get(i))
     }
@@ -112,9 +127,14 @@ pub enum Route<'a> {
     Choice(Candidates<'a>),
 }
 
+/// A built fabric: its nodes (hosts, then switches), their ports, the links between them
+/// and the routes switches choose among. Opera's links change peer over time.
 pub struct Fabric {
+    /// Which kind of fabric.
     pub kind: TopologyKind,
+    /// The switch radix (`topology.k`).
     pub k: u32,
+    /// Hosts, numbered `0..num_hosts`.
     pub num_hosts: u32,
     shape: Shape,
     node_tier: Vec<u8>,
@@ -411,15 +431,19 @@ impl Fabric {
         })
     }
 
+    /// Hosts and switches.
     pub fn num_nodes(&self) -> u32 {
         self.node_tier.len() as u32
     }
+    /// Switches (nodes `num_hosts..num_nodes`).
     pub fn num_switches(&self) -> u32 {
         self.num_nodes() - self.num_hosts
     }
+    /// Ports of all nodes together: the number of (directed) links.
     pub fn num_ports_total(&self) -> u32 {
         *self.port_base.last().expect("ports")
     }
+    /// Whether `n` is a host.
     #[inline]
     pub fn is_host(&self, n: NodeId) -> bool {
         n < self.num_hosts
@@ -429,6 +453,7 @@ impl Fabric {
     pub fn tier(&self, n: NodeId) -> u8 {
         self.node_tier[n as usize]
     }
+    /// Ports of node `n`.
     pub fn num_ports(&self, n: NodeId) -> u16 {
         (self.port_base[n as usize + 1] - self.port_base[n as usize]) as u16
     }
@@ -454,6 +479,7 @@ impl Fabric {
         let g = self.port_id(n, p) as usize;
         (self.port_peer_node[g], self.port_peer_port[g])
     }
+    /// The class of the link that leaves through port `p` of node `n`.
     #[inline]
     pub fn link(&self, n: NodeId, p: u16) -> &LinkParams {
         &self.link_classes[self.port_link_class[self.port_id(n, p) as usize] as usize]
@@ -462,6 +488,7 @@ impl Fabric {
     pub fn latency_field(&self, n: NodeId, p: u16) -> &str {
         &self.latency_fields[self.port_link_class[self.port_id(n, p) as usize] as usize]
     }
+    /// The distinct link classes (rate and latency) of the fabric.
     pub fn link_classes(&self) -> &[LinkParams] {
         &self.link_classes
     }
@@ -477,10 +504,12 @@ impl Fabric {
             })
             .count() as u16
     }
+    /// The stage (index into [`Fabric::stage_names`]) of the link leaving port `p` of `n`.
     #[inline]
     pub fn stage(&self, n: NodeId, p: u16) -> u8 {
         self.port_stage[self.port_id(n, p) as usize]
     }
+    /// Names of the fabric's link stages (e.g. `host_edge`, `edge_agg`, `agg_core`).
     pub fn stage_names(&self) -> &'static [&'static str] {
         self.stage_names
     }
@@ -597,6 +626,7 @@ impl Fabric {
     pub fn group_of(&self, n: NodeId, fine: bool) -> Option<u32> {
         self.shape.group_of(n, fine)
     }
+    /// How many groups [`Fabric::group_of`] forms, coarse or fine.
     pub fn num_groups(&self, fine: bool) -> u32 {
         self.shape.num_groups(fine)
     }

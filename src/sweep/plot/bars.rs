@@ -13,10 +13,13 @@ use std::path::PathBuf;
 /// Bars: stage names, and per file its label and one value per stage.
 #[derive(Debug)]
 pub struct Bars {
+    /// The stages, one group of bars each.
     pub stages: Vec<String>,
+    /// Per file: its label and one value per stage.
     pub groups: Vec<(String, Vec<f64>)>,
 }
 
+/// Reads `metric` per stage from each run's `files` (labelled `labels`, or by their paths).
 pub fn read(files: &[PathBuf], labels: &[String], metric: &str) -> Result<Bars> {
     if !labels.is_empty() && labels.len() != files.len() {
         bail!(

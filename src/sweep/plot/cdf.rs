@@ -100,6 +100,7 @@ pub fn staircase(cdf: &[(f64, f64)]) -> Vec<(f64, f64)> {
     out
 }
 
+/// One CDF line per `.hlog` file, of its histogram tagged `tag`.
 pub fn series(files: &[std::path::PathBuf], labels: &[String], tag: &str) -> Result<Vec<Series>> {
     if !labels.is_empty() && labels.len() != files.len() {
         bail!(

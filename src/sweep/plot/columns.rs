@@ -5,6 +5,7 @@
 use anyhow::{anyhow, bail, Result};
 use std::path::{Path, PathBuf};
 
+/// A CSV file read for plotting: columns looked up by name, with errors naming the file.
 pub struct CsvColumns {
     path: PathBuf,
     header: Vec<String>,
@@ -12,6 +13,7 @@ pub struct CsvColumns {
 }
 
 impl CsvColumns {
+    /// Reads the CSV file at `path`.
     pub fn read(path: &Path) -> Result<CsvColumns> {
         let t = crate::sweep::collect::read_csv(path)?;
         Ok(CsvColumns {
@@ -21,6 +23,7 @@ impl CsvColumns {
         })
     }
 
+    /// Whether the file has column `col`.
     pub fn has(&self, col: &str) -> bool {
         self.header.iter().any(|h| h == col)
     }
@@ -45,6 +48,7 @@ impl CsvColumns {
         })
     }
 
+    /// Rows below the header.
     pub fn rows(&self) -> usize {
         self.rows.len()
     }

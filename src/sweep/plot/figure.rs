@@ -28,6 +28,7 @@ pub const PALETTE: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
+/// The colour of the `i`-th line (the palette repeats).
 pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
@@ -35,17 +36,23 @@ pub fn color(i: usize) -> RGBColor {
 /// Labels and size of a figure.
 #[derive(Clone)]
 pub struct Figure {
+    /// Title above the plot, if any.
     pub title: Option<String>,
+    /// Label of the x axis.
     pub x_label: String,
+    /// Label of the y axis.
     pub y_label: String,
+    /// Width, in pixels.
     pub width_px: u32,
+    /// Height, in pixels.
     pub height_px: u32,
     /// Mark every point (line plots of a few points); CDFs and time series have many.
     pub markers: bool,
     /// Corner of the legend (each kind picks the one its curves leave free most often).
     pub legend_at: SeriesLabelPosition,
-    /// Logarithmic axes (every value must then be positive).
+    /// Logarithmic x axis (every x must then be positive; likewise y for `log_y`).
     pub log_x: bool,
+    /// Logarithmic y axis.
     pub log_y: bool,
 }
 
@@ -53,14 +60,20 @@ pub struct Figure {
 /// standard error; none where unknown).
 #[derive(Clone, Debug)]
 pub struct Series {
+    /// Its name in the legend.
     pub label: String,
+    /// `(x, y)` points, in x order.
     pub points: Vec<(f64, f64)>,
+    /// A standard error per point, where known.
     pub errors: Option<Vec<Option<f64>>>,
 }
 
+/// The image format a figure is written in.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Format {
+    /// SVG (vector).
     Svg,
+    /// PNG (raster).
     Png,
 }
 

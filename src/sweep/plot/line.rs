@@ -8,6 +8,7 @@ use super::figure::Series;
 use anyhow::Result;
 use std::path::Path;
 
+/// Lines of column `y` against column `x` of `csv`, one per value of `group` (or one).
 pub fn series(csv: &Path, x: &str, y: &str, group: Option<&str>) -> Result<Vec<Series>> {
     let t = CsvColumns::read(csv)?;
     let xi = t.index(x)?;

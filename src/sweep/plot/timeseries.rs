@@ -6,6 +6,7 @@ use super::figure::Series;
 use anyhow::Result;
 use std::path::Path;
 
+/// One line per column of `ys` against column `x` of the time-series file `csv`.
 pub fn series(csv: &Path, x: &str, ys: &[String]) -> Result<Vec<Series>> {
     let t = CsvColumns::read(csv)?;
     let xi = t.index(x)?;
