@@ -11,6 +11,9 @@
 // users; helpers inside a private module are `pub(crate)` or narrower (the lint says which).
 #![warn(unreachable_pub)]
 #![warn(missing_docs)]
+// A public item must not expose a type its users cannot name: re-export the type or narrow
+// the item.
+#![warn(unnameable_types)]
 
 pub mod checkpoint;
 pub mod contention;

@@ -289,7 +289,7 @@ impl Model {
 
     /// What the CCA of a flow from `src` to `dst` is built from. The flow's base RTT is
     /// computed like the network RTT, on its own path (every packet size is a full one).
-    pub fn cc_env(&self, src: u32, dst: u32) -> CcEnv {
+    pub(crate) fn cc_env(&self, src: u32, dst: u32) -> CcEnv {
         let path = self.fabric.path(src, dst);
         let mut base_rtt_ps = 0;
         for &(n, p) in &path {

@@ -9,7 +9,7 @@ pub(crate) const MAGIC: &str = "weft-checkpoint";
 pub(crate) const LAYOUT: u32 = 1;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Header {
+pub(crate) struct Header {
     /// `weft::checkpoint::version()` of the binary that wrote it.
     pub weft: String,
     /// `scenario_hash` of the scenario as run (after `--set`).
@@ -28,7 +28,7 @@ pub struct Header {
 
 impl Header {
     /// The header line, newline included.
-    pub fn to_line(&self) -> String {
+    pub(crate) fn to_line(&self) -> String {
         format!(
             "{MAGIC} layout={LAYOUT} weft={} scenario={:016x} partitions={} ranks={} plan={:016x} rank={} sim_ps={} payload_bytes={} crc32={:08x}\n",
             self.weft, self.scenario, self.partitions, self.ranks, self.plan, self.rank,
@@ -37,7 +37,7 @@ impl Header {
     }
 
     /// Parses the line (without its newline).
-    pub fn parse(line: &str) -> Result<Header> {
+    pub(crate) fn parse(line: &str) -> Result<Header> {
         let mut words = line.split(' ');
         if words.next() != Some(MAGIC) {
             bail!("not a weft checkpoint (no {MAGIC:?} header)");

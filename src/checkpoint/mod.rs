@@ -140,21 +140,21 @@ pub fn plan_hash(plan: &Plan) -> u64 {
 }
 
 /// A checkpoint's rank file opened for a restart, its header checked against this run.
-pub struct Opened {
+pub(crate) struct Opened {
     dir: PathBuf,
     file: store::Opened,
 }
 
 impl Opened {
     /// The checked header of this rank's file.
-    pub fn header(&self) -> &Header {
+    pub(crate) fn header(&self) -> &Header {
         &self.file.header
     }
 }
 
 /// Finds `dir/LATEST` and opens this rank's file, refusing a checkpoint from another weft
 /// version, scenario or rank count. Each refusal is one line naming what differs.
-pub fn open(dir: &Path, s: &Scenario, comm: &dyn Comm) -> Result<Opened> {
+pub(crate) fn open(dir: &Path, s: &Scenario, comm: &dyn Comm) -> Result<Opened> {
     let ctx = || format!("--restart {}", dir.display());
     let folder = store::latest(dir)
         .with_context(ctx)?
@@ -210,7 +210,7 @@ pub struct Restored {
 
 /// Reads and decodes this rank's partitions, refusing another partition plan or a corrupted
 /// file.
-pub fn load(
+pub(crate) fn load(
     o: Opened,
     plan: &Plan,
     comm: &dyn Comm,

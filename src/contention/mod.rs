@@ -34,7 +34,7 @@ pub use pattern::Pattern;
 pub use report::{Draws, Report};
 
 use crate::scenario::LbPolicy;
-use crate::topology::pgft::routing::StaticRouting;
+pub use crate::topology::pgft::routing::StaticRouting;
 use crate::topology::{Fabric, NodeId};
 use anyhow::{bail, Result};
 

@@ -1,6 +1,6 @@
 //! How the ranks of a distributed run talk. One process (the threads-only build, or
 //! `mpirun -n 1`) uses [`LocalComm`], whose collectives are identities; with feature `mpi`,
-//! [`super::mpi_comm::MpiComm`] maps them onto MPI. The engine has one code path for both.
+//! `MpiComm` (`engine/mpi_comm.rs`, with `--features mpi`) maps them onto MPI. The engine has one code path for both.
 //!
 //! Every collective must be called by every rank in the same order: the window loop calls
 //! them a fixed number of times per window, decided only by values all ranks agree on.

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 /// Parameters shared by every AR switch of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ArParams {
+pub(crate) struct ArParams {
     /// The queue capacity the levels are fractions of.
     pub capacity_bytes: u64,
     /// Level thresholds, in parts per million of the capacity (increasing).
@@ -56,7 +56,7 @@ pub(crate) struct Ar {
 impl ArParams {
     /// The level of a queue holding `bytes`.
     #[inline]
-    pub fn level(&self, bytes: u64) -> u8 {
+    pub(crate) fn level(&self, bytes: u64) -> u8 {
         let ppm = bytes as u128 * 1_000_000;
         self.thresholds_ppm
             .iter()

@@ -18,8 +18,8 @@
 //!   port if it is among the argmin (the shared `FlowletTable`, 4096 entries per edge
 //!   switch, flows hashed onto them).
 //! - Every other hop through the fabric: `CE = max(CE, m(egress))` (after adding the packet).
-//! - Destination edge switch, for a packet leaving to a host: CongFromLeaf[src edge][LBTag]
-//!   = CE (changed), and, if the feedback tag is valid, CongToLeaf[src edge][FB_LBTag] =
+//! - Destination edge switch, for a packet leaving to a host: CongFromLeaf\[src edge\]\[LBTag\]
+//!   = CE (changed), and, if the feedback tag is valid, CongToLeaf\[src edge\]\[FB_LBTag\] =
 //!   FB_Metric with the time; the overlay is cleared before the host gets the packet.
 //!   ACKs carry an overlay and feedback like data (reverse traffic between the pair).
 //! - Aging: the reset "every T_age/4 of entries older than T_age" is evaluated lazily: an
@@ -55,7 +55,7 @@ const FLOWLET_ENTRIES: u32 = 4096;
 
 /// Run-wide CONGA parameters in simulator units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CongaParams {
+pub(crate) struct CongaParams {
     pub t_dre_ps: u64,
     /// (1 − α)·2^16, rounded.
     pub keep_q16: u64,
@@ -68,7 +68,7 @@ pub struct CongaParams {
 }
 
 impl CongaParams {
-    pub fn new(cfg: &LbConfig) -> CongaParams {
+    pub(crate) fn new(cfg: &LbConfig) -> CongaParams {
         let ps = |us: f64| (us * 1e6).round() as u64;
         let t_dre_ps = ps(cfg.conga.t_dre_us).max(1);
         CongaParams {
@@ -83,7 +83,7 @@ impl CongaParams {
 
     /// The quantized metric of `x_bytes` on a link that needs `ser_ps` to send them.
     #[inline]
-    pub fn quantize(&self, ser_ps: u64) -> u8 {
+    pub(crate) fn quantize(&self, ser_ps: u64) -> u8 {
         let max = (1u64 << self.q_bits) - 1;
         let m = ((ser_ps as u128) << self.q_bits) / self.tau_ps as u128;
         m.min(max as u128) as u8
@@ -383,7 +383,7 @@ impl LeafTables {
         }
     }
 
-    /// One CongFromLeaf[dst] entry to piggyback: (tag, metric), or (none, 0).
+    /// One CongFromLeaf\[dst\] entry to piggyback: (tag, metric), or (none, 0).
     fn feedback(&mut self, dst: usize, now_ps: u64, p: &CongaParams) -> (u8, u8) {
         let w = self.width;
         let start = self.rr[dst] as usize;

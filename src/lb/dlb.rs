@@ -53,7 +53,7 @@ pub(crate) const BEST: u8 = 7;
 
 /// Parameters shared by every DLB switch of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DlbParams {
+pub(crate) struct DlbParams {
     /// The queue capacity the queue thresholds are fractions of.
     pub capacity_bytes: u64,
     /// Queue level thresholds, parts per million of the capacity (increasing).
@@ -76,13 +76,13 @@ pub struct DlbParams {
 
 impl DlbParams {
     /// Whether the mode keeps a flowset table (flowlet and assigned modes).
-    pub fn uses_flowsets(&self) -> bool {
+    pub(crate) fn uses_flowsets(&self) -> bool {
         self.mode != DlbMode::Packet
     }
 
     /// The queue level (0..3) of a queue holding `bytes`.
     #[inline]
-    pub fn queue_level(&self, bytes: u64) -> u8 {
+    pub(crate) fn queue_level(&self, bytes: u64) -> u8 {
         let ppm = bytes as u128 * 1_000_000;
         self.queue_ppm
             .iter()
@@ -92,13 +92,13 @@ impl DlbParams {
 
     /// The utilization level (0..3) of a utilization of `util_ppm`.
     #[inline]
-    pub fn util_level(&self, util_ppm: u64) -> u8 {
+    pub(crate) fn util_level(&self, util_ppm: u64) -> u8 {
         self.util_ppm.iter().filter(|&&t| util_ppm > t).count() as u8
     }
 
     /// The band of a port at `(queue level, utilization level)`: 7 − 2·max, clipped.
     #[inline]
-    pub fn band(q_level: u8, u_level: u8) -> u8 {
+    pub(crate) fn band(q_level: u8, u_level: u8) -> u8 {
         BEST.saturating_sub(2 * q_level.max(u_level))
     }
 }

@@ -1,7 +1,7 @@
 //! Host-side LB: the enum [`HostLb`], one variant per `lb.policy` holding the host type its
 //! registry line names (`scenario/lb_policy.rs`; each type implements
 //! [`HostPolicy`] and [`BuildHost`] in its policy's file), the per-flow state [`FlowPath`] with
-//! the sender's boxed [`SenderState`], and [`host_lb`]'s static dispatch of each trait method
+//! the sender's boxed [`SenderState`], and `host_lb!`'s static dispatch of each trait method
 //! (a `match`, no `Box<dyn>` per packet). Per-flow state lives in the flow's sender (data) or
 //! receiver (ACKs); the host's RNG stream draws.
 

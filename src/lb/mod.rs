@@ -90,13 +90,13 @@ pub struct LbShared {
     /// With `lb.mixed`: the policy of every switch (index: node − hosts); empty otherwise.
     node_policy: Vec<LbPolicy>,
     /// AR's levels and refresh.
-    pub ar: ar::ArParams,
+    pub(crate) ar: ar::ArParams,
     /// DLB's bands, sampling and flowlets.
-    pub dlb: dlb::DlbParams,
+    pub(crate) dlb: dlb::DlbParams,
     /// PSP's and band JSQ's bands.
-    pub bands: psp::Bands,
+    pub(crate) bands: psp::Bands,
     /// CONGA's DRE, quantization, aging and flowlets.
-    pub conga: conga::CongaParams,
+    pub(crate) conga: conga::CongaParams,
     /// SGLB's advert (and quality sampling) period.
     pub sglb_period_ps: u64,
     /// SGLB per flowlet: flowset entries and inactivity interval (`None`: per packet).
@@ -105,7 +105,7 @@ pub struct LbShared {
     /// [`LbShared::with_advert_wire_bytes`]).
     pub advert_wire_bytes: u64,
     /// The static routings some switch runs (`lb.policy` or `lb.mixed`), by policy.
-    pub static_routes: Vec<(LbPolicy, StaticRouting)>,
+    pub(crate) static_routes: Vec<(LbPolicy, StaticRouting)>,
 }
 
 impl LbShared {

@@ -83,7 +83,7 @@ impl PortOrder {
         self.perm.len() as u16
     }
 
-    /// π_id(i) = (xor_w(P[i], id1) + id2) mod w with id1 = id mod 2^b, id2 = ⌊id / 2^b⌋,
+    /// π_id(i) = (xor_w(P\[i\], id1) + id2) mod w with id1 = id mod 2^b, id2 = ⌊id / 2^b⌋,
     /// b = ⌈log2 w⌉, xor_w(v, x) = v ⊕ x if that is < w, else v.
     #[inline]
     pub fn port(&self, id: u32, i: u16) -> u16 {

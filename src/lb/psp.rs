@@ -31,13 +31,13 @@ use serde::{Deserialize, Serialize};
 
 /// The thresholds a queue is compared with: its band is how many it exceeds.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Quantizer {
+pub(crate) struct Quantizer {
     /// Strictly increasing, in bytes.
     thresholds_bytes: Vec<u64>,
 }
 
 impl Quantizer {
-    pub fn new(thresholds_bytes: Vec<u64>) -> Quantizer {
+    pub(crate) fn new(thresholds_bytes: Vec<u64>) -> Quantizer {
         assert!(
             thresholds_bytes.windows(2).all(|w| w[0] < w[1]),
             "band thresholds increase: {thresholds_bytes:?}"
@@ -46,9 +46,10 @@ impl Quantizer {
         Quantizer { thresholds_bytes }
     }
 
+    #[cfg(test)]
     /// The thresholds T_i = ⌊i·Th_max/n⌋, i = 1..=`compared` (T_i < q ⇔ i·Th_max < q·n, since
     /// q is an integer: exact).
-    pub fn linear(bands: u32, th_max_bytes: u64, compared: u32) -> Quantizer {
+    pub(crate) fn linear(bands: u32, th_max_bytes: u64, compared: u32) -> Quantizer {
         let t = |i: u32| (i as u128 * th_max_bytes as u128 / bands as u128) as u64;
         let mut v: Vec<u64> = (1..=compared).map(t).collect();
         v.dedup(); // Th_max < n: equal thresholds are one.
@@ -57,12 +58,12 @@ impl Quantizer {
 
     /// The band of a queue of `bytes`: 0..=[`Quantizer::top`].
     #[inline]
-    pub fn band(&self, bytes: u64) -> u32 {
+    pub(crate) fn band(&self, bytes: u64) -> u32 {
         self.thresholds_bytes.partition_point(|&t| t < bytes) as u32
     }
 
     /// The highest band.
-    pub fn top(&self) -> u32 {
+    pub(crate) fn top(&self) -> u32 {
         self.thresholds_bytes.len() as u32
     }
 }
@@ -72,7 +73,7 @@ pub(crate) use crate::scenario::PspVariant;
 
 /// Band layout and weights, shared by every switch of a run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Bands {
+pub(crate) struct Bands {
     pub quantizer: Quantizer,
     /// Weight of bands 0..=top.
     pub weights: Vec<u32>,
@@ -81,7 +82,11 @@ pub struct Bands {
 impl Bands {
     /// n bands: `thresholds_bytes` T_1..T_n (T_n = Th_max) and optional weights of bands
     /// 0..n−1 (default: the variant's linear weights).
-    pub fn new(variant: PspVariant, thresholds_bytes: &[u64], weights: Option<&[u32]>) -> Bands {
+    pub(crate) fn new(
+        variant: PspVariant,
+        thresholds_bytes: &[u64],
+        weights: Option<&[u32]>,
+    ) -> Bands {
         let n = thresholds_bytes.len();
         assert!(n >= 1, "at least one band");
         if let Some(w) = weights {
@@ -106,8 +111,9 @@ impl Bands {
         Bands { quantizer, weights }
     }
 
+    #[cfg(test)]
     /// n bands with T_i = i·Th_max/n.
-    pub fn linear(
+    pub(crate) fn linear(
         variant: PspVariant,
         bands: u32,
         th_max_bytes: u64,
@@ -124,19 +130,24 @@ impl Bands {
 
     /// The band of a queue of `bytes`.
     #[inline]
-    pub fn band(&self, bytes: u64) -> u32 {
+    pub(crate) fn band(&self, bytes: u64) -> u32 {
         self.quantizer.band(bytes)
     }
 
     /// PSP: the index (among `c`) of a port drawn with probability proportional to its
     /// band's weight.
-    pub fn choose_psp<Q: QueueView>(&self, queues: &Q, c: Candidates<'_>, rng: &mut Pcg32) -> u16 {
+    pub(crate) fn choose_psp<Q: QueueView>(
+        &self,
+        queues: &Q,
+        c: Candidates<'_>,
+        rng: &mut Pcg32,
+    ) -> u16 {
         self.choose_psp_by(|p| self.band(queues.queued_bytes(p)), c, rng)
     }
 
     /// PSP with each port's band given by `band`.
     #[inline]
-    pub fn choose_psp_by(
+    pub(crate) fn choose_psp_by(
         &self,
         band: impl Fn(u16) -> u32,
         c: Candidates<'_>,
@@ -159,7 +170,7 @@ impl Bands {
     }
 
     /// Band JSQ: the index of a port drawn uniformly among those in the lowest band.
-    pub fn choose_band_jsq<Q: QueueView>(
+    pub(crate) fn choose_band_jsq<Q: QueueView>(
         &self,
         queues: &Q,
         c: Candidates<'_>,
@@ -170,7 +181,7 @@ impl Bands {
 
     /// Band JSQ with each port's band given by `band`.
     #[inline]
-    pub fn choose_band_jsq_by(
+    pub(crate) fn choose_band_jsq_by(
         &self,
         band: impl Fn(u16) -> u32,
         c: Candidates<'_>,

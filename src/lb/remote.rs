@@ -18,7 +18,7 @@
 //!   the same ports (measured on the k = 12 Ofan set-up: CCT +62 % with a 2 µs frozen local
 //!   quality, +15 % with a 0.1 µs one). The advert carries the quality at the tick. A switch
 //!   that chooses among uplinks takes the one with the highest path_q(s, L) =
-//!   min(local_q[s], remote_q[s][L]), uniform among ties. Unheard entries are 7
+//!   min(local_q\[s\], remote_q\[s\]\[L\]), uniform among ties. Unheard entries are 7
 //!   (optimistic, as CONGA's empty metric 0). With `lb.sglb.mode = "flowlet"` (SGLB: "per packet or
 //!   flowlet as in DLB") the choice is DLB's flowlet rule (`dlb.rs`) on the path
 //!   quality: a packet whose flowset entry (`flowlet.rs`, `lb.sglb.flowset_entries`,

@@ -1,7 +1,7 @@
 //! Switch-side LB: the per-switch state [`SwitchLb`], an enum with one variant per
 //! `lb.policy` derived from the policy registry (`scenario/lb_policy.rs`): each line names the
 //! type that runs the policy at a switch, which implements [`SwitchPolicy`] and
-//! [`BuildSwitch`] in its own file, and [`switch_lb`] here makes the variants and the static
+//! [`BuildSwitch`] in its own file, and `switch_lb!` here makes the variants and the static
 //! dispatch of every trait method (a `match`, no `Box<dyn>` per packet). Around the policies:
 //! the stale-state wrapper (`lb.state_update_period_ns`) and the decisions no policy makes
 //! (a single candidate, hashed ACKs, a PGFT's parallel down links).

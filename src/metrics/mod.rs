@@ -17,6 +17,7 @@ pub(crate) mod workload_bound;
 pub use flow_log::FlowRecord;
 pub use phases::PhaseStats;
 pub use port_stats::PortStats;
+pub use rho_max::RhoMax;
 pub use stages::StageStats;
 pub use timeseries::{CwndPoint, FlowEvent, FlowEventKind, Timeseries};
 

@@ -28,9 +28,11 @@ const MAX_PATH_VARIABLES: usize = 1_000_000;
 /// The solved instance.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RhoMax {
+    /// The largest fraction of line rate every host can send at concurrently (0 to 1).
     pub rho_max: f64,
     /// Commodities (edge-switch pairs) and path variables of the LP.
     pub commodities: usize,
+    /// Path variables of the LP.
     pub paths: usize,
 }
 

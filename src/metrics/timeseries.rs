@@ -21,18 +21,21 @@ pub struct Timeseries {
     pub interval_ps: u64,
     /// Stages of the fabric (entries per sample).
     pub stages: usize,
-    /// [sample × stages + stage]: Σ queued bytes over the stage's ports at the sample.
+    /// Indexed by `sample × stages + stage`: Σ queued bytes over the stage's ports at the
+    /// sample.
     pub queue_bytes: Vec<u64>,
     /// Largest port queue of the stage at the sample.
     pub queue_max_bytes: Vec<u64>,
     /// Σ transmission time of the stage's ports up to the sample (cumulative).
     pub busy_ps: Vec<u128>,
-    /// [interval]: payload bytes delivered (first copies) in (i·interval, (i+1)·interval].
+    /// Indexed by `interval`: payload bytes delivered (first copies) in
+    /// (i·interval, (i+1)·interval].
     pub goodput_bytes: Vec<u64>,
-    /// [stage]: every sampled port queue, in bytes.
+    /// Indexed by `stage`: every sampled port queue, in bytes.
     #[serde(with = "histogram_wire::serde_v2_vec")]
     pub occupancy: Vec<Histogram<u64>>,
-    /// [switch tier − 1]: every sampled switch's queued bytes (all its ports), in bytes.
+    /// Indexed by `switch tier − 1`: every sampled switch's queued bytes (all its ports), in
+    /// bytes.
     #[serde(with = "histogram_wire::serde_v2_vec")]
     pub switch_occupancy: Vec<Histogram<u64>>,
 }

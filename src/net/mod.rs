@@ -14,4 +14,6 @@ pub(crate) mod sent_flows;
 pub(crate) mod switch;
 pub(crate) mod triggers;
 
+pub use host::Host;
 pub use port::Port;
+pub use switch::Switch;

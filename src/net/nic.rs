@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 #[derive(Default, Serialize, Deserialize)]
-pub struct Nic {
+pub(crate) struct Nic {
     pub port: Port,
     /// Flows (local indices) with a packet the transport would send now, round-robin.
     pub active: VecDeque<u32>,
@@ -33,14 +33,14 @@ pub struct Nic {
 
 /// What the NIC sends next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pick {
+pub(crate) enum Pick {
     Control,
     Data,
 }
 
 impl Nic {
     /// An idle NIC; `control_first`: control packets always go before data.
-    pub fn new(control_first: bool) -> Nic {
+    pub(crate) fn new(control_first: bool) -> Nic {
         Nic {
             control_first,
             ..Nic::default()
@@ -51,7 +51,7 @@ impl Nic {
     /// go now. Pacing is judged at the frame's start, so a data packet due when the current
     /// inter-frame gap ends is committed now and starts exactly then.
     #[inline]
-    pub fn pick(&self, now_ps: u64) -> Option<Pick> {
+    pub(crate) fn pick(&self, now_ps: u64) -> Option<Pick> {
         let data_ok = !self.active.is_empty() && self.start_time(now_ps) >= self.next_data_ps;
         match (data_ok, !self.control.is_empty()) {
             (true, true) if self.last_was_control && !self.control_first => Some(Pick::Data),
@@ -62,20 +62,20 @@ impl Nic {
     }
 
     /// When data may go next, if some flow waits for its pacing gap.
-    pub fn data_ready_at(&self) -> Option<u64> {
+    pub(crate) fn data_ready_at(&self) -> Option<u64> {
         (!self.active.is_empty()).then_some(self.next_data_ps)
     }
 
     /// The time the next frame would start if handed to the port now.
     #[inline]
-    pub fn start_time(&self, now_ps: u64) -> u64 {
+    pub(crate) fn start_time(&self, now_ps: u64) -> u64 {
         now_ps.max(self.port.free_at_ps)
     }
 
     /// Records a pick: data starting at `begin_ps` and holding the wire `wire_ps` (gap
     /// included) delays the next data packet by `wire_ps / load`.
     #[inline]
-    pub fn picked(&mut self, pick: Pick, begin_ps: u64, wire_ps: u64, load_ppm: u64) {
+    pub(crate) fn picked(&mut self, pick: Pick, begin_ps: u64, wire_ps: u64, load_ppm: u64) {
         self.last_was_control = pick == Pick::Control;
         if pick == Pick::Data {
             // u128: a frame may hold a slow wire for long enough that ×10⁶ overflows u64.

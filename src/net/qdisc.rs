@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 /// difference around every call that changes one: [`QueueDiscipline::offer`], the end of a
 /// transmission).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SharedPool {
+pub(crate) struct SharedPool {
     pub pool_bytes: u64,
     pub alpha: f64,
     pub used_bytes: u64,
@@ -37,7 +37,7 @@ pub struct SharedPool {
 
 impl SharedPool {
     /// An empty pool of `pool_bytes` under threshold factor `alpha`.
-    pub fn new(pool_bytes: u64, alpha: f64) -> SharedPool {
+    pub(crate) fn new(pool_bytes: u64, alpha: f64) -> SharedPool {
         SharedPool {
             pool_bytes,
             alpha,
@@ -48,7 +48,7 @@ impl SharedPool {
     /// The dynamic threshold: whether `size` more bytes may join a FIFO holding `fifo`
     /// (both this pool's state before the packet).
     #[inline]
-    pub fn admits(&self, fifo: u64, size: u64) -> bool {
+    pub(crate) fn admits(&self, fifo: u64, size: u64) -> bool {
         let free = self.pool_bytes - self.used_bytes;
         size <= free && (fifo + size) as f64 <= self.alpha * free as f64
     }
@@ -65,7 +65,7 @@ impl SharedPool {
 
     /// Adds the change of one FIFO, `before` → `after` bytes, to `used_bytes`.
     #[inline]
-    pub fn changed(&mut self, before: u64, after: u64) {
+    pub(crate) fn changed(&mut self, before: u64, after: u64) {
         self.used_bytes = self.used_bytes + after - before;
         debug_assert!(self.used_bytes <= self.pool_bytes, "{self:?}");
     }
@@ -73,7 +73,7 @@ impl SharedPool {
 
 /// What happened to a packet offered to a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Admission {
+pub(crate) enum Admission {
     Enqueued {
         marked: bool,
     },
@@ -114,7 +114,7 @@ impl QueueDiscipline {
     /// per-port buffers of `buffer_bytes`.
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub fn offer(
+    pub(crate) fn offer(
         &self,
         port: &mut Port,
         pkt: Packet,

@@ -97,7 +97,7 @@ impl Commit {
 
 /// A host's RotorLB state.
 #[derive(Default, Serialize, Deserialize)]
-pub struct RotorLb {
+pub(crate) struct RotorLb {
     /// Own bulk packets by destination host.
     local: BTreeMap<u32, Local>,
     /// Relayed packets held for their final receiver, by receiver (first-leg form: `dst` is
@@ -123,7 +123,7 @@ fn params(m: &Model) -> &RotorParams {
 }
 
 impl RotorLb {
-    pub fn new(uplinks: usize) -> RotorLb {
+    pub(crate) fn new(uplinks: usize) -> RotorLb {
         RotorLb {
             commits: (0..uplinks).map(|_| Commit::default()).collect(),
             ..Default::default()
@@ -131,7 +131,7 @@ impl RotorLb {
     }
 
     /// Bulk flow `i` (`packets` packets to `dst`) starts: it waits for a circuit.
-    pub fn add_flow(&mut self, i: u32, dst: u32, packets: u32) {
+    pub(crate) fn add_flow(&mut self, i: u32, dst: u32, packets: u32) {
         let q = self.local.entry(dst).or_default();
         q.runs.push_back(Run {
             flow: i,
@@ -148,7 +148,7 @@ impl RotorLb {
 
     /// Sets the slot timer for the next superslice start (now, if one starts now and is
     /// not planned yet) if there is bulk work and it is not set.
-    pub fn arm<S: Scheduler>(
+    pub(crate) fn arm<S: Scheduler>(
         &mut self,
         m: &Model,
         me: NodeId,
@@ -169,7 +169,7 @@ impl RotorLb {
 
     /// The slot timer fired (generation `gen`): plans this superslice's new slots. Returns
     /// whether it was the current setting.
-    pub fn on_slot(&mut self, m: &Model, me: NodeId, now_ps: u64, gen: u32) -> bool {
+    pub(crate) fn on_slot(&mut self, m: &Model, me: NodeId, now_ps: u64, gen: u32) -> bool {
         if !self.slot.fires(gen) {
             return false;
         }
@@ -193,7 +193,7 @@ impl RotorLb {
     /// Whether this host's slot timer event of generation `gen`, firing at `now_ps`, is the
     /// first of its rack's for this superslice under rack planning: the engine then plans
     /// the whole rack ([`plan_superslice`]) before handing the event to the host.
-    pub fn needs_rack_plan(&self, m: &Model, now_ps: u64, gen: u32) -> bool {
+    pub(crate) fn needs_rack_plan(&self, m: &Model, now_ps: u64, gen: u32) -> bool {
         params(m).rack_planning && self.slot.fires(gen) && !self.planned_at(m, now_ps)
     }
 
@@ -368,7 +368,7 @@ impl RotorLb {
 
     /// The NIC is free and has no low-latency packet to send now: the due committed packet
     /// (earliest due first; ties to the lower rotor) starting at `begin_ps`, if any.
-    pub fn next_packet(&mut self, begin_ps: u64, c: &mut Counters) -> Option<Packet> {
+    pub(crate) fn next_packet(&mut self, begin_ps: u64, c: &mut Counters) -> Option<Packet> {
         let (_, r) = self
             .commits
             .iter()
@@ -386,7 +386,7 @@ impl RotorLb {
     }
 
     /// When a committed packet is next due after `begin_ps` (the NIC's wake-up).
-    pub fn next_due_ps(&self, begin_ps: u64) -> Option<u64> {
+    pub(crate) fn next_due_ps(&self, begin_ps: u64) -> Option<u64> {
         self.commits
             .iter()
             .filter_map(Commit::due_ps)
@@ -398,7 +398,7 @@ impl RotorLb {
     /// an intermediate's refusal) and returns whether an incoming bulk flow completed;
     /// `None` if it is not RotorLB's.
     #[allow(clippy::too_many_arguments)]
-    pub fn on_arrive(
+    pub(crate) fn on_arrive(
         &mut self,
         m: &Model,
         me: NodeId,

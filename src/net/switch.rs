@@ -19,9 +19,12 @@ use rand::Rng;
 use rand_pcg::Pcg32;
 use serde::{Deserialize, Serialize};
 
+/// A switch's simulation state (one per switch node; checkpointed whole).
 #[derive(Serialize, Deserialize)]
 pub struct Switch {
+    /// Its node id in the fabric.
     pub id: NodeId,
+    /// Its egress ports, in the fabric's port order.
     pub ports: Vec<Port>,
     pub(crate) lb: SwitchLb,
     qdisc: QueueDiscipline,
@@ -62,7 +65,7 @@ impl QueueView for Ports<'_> {
 }
 
 impl Switch {
-    pub fn new(m: &Model, id: NodeId) -> Switch {
+    pub(crate) fn new(m: &Model, id: NodeId) -> Switch {
         let mut rng = stream(m.seed, id as u64, Purpose::SwitchLb);
         let salt = stream(m.seed, id as u64, Purpose::EcmpSalt).gen();
         let lb = SwitchLb::new(&m.lb, &m.fabric, id, &mut rng);
@@ -90,24 +93,24 @@ impl Switch {
     }
 
     /// The shared buffer's state, if buffers are shared.
-    pub fn pool(&self) -> Option<&SharedPool> {
+    pub(crate) fn pool(&self) -> Option<&SharedPool> {
         self.pool.as_ref()
     }
 
     /// Bytes in this switch's ports' data FIFOs.
-    pub fn fifo_bytes(&self) -> u64 {
+    pub(crate) fn fifo_bytes(&self) -> u64 {
         self.ports.iter().map(Port::fifo_bytes).sum()
     }
 
     /// Sets the switch's first timers (those its LB policy asks for).
-    pub fn start<S: Scheduler>(&mut self, out: &mut S) {
+    pub(crate) fn start<S: Scheduler>(&mut self, out: &mut S) {
         if let Some(at) = self.lb.first_timer_ps() {
             let (id, slot) = (self.id, &mut self.lb_timer);
             self.timers.set(slot, id, TimerKind::SwitchLb, 0, at, out);
         }
     }
 
-    pub fn on_timer<S: Scheduler>(
+    pub(crate) fn on_timer<S: Scheduler>(
         &mut self,
         m: &Model,
         now_ps: u64,
@@ -171,7 +174,7 @@ impl Switch {
     }
 
     #[inline]
-    pub fn on_arrive<S: Scheduler>(
+    pub(crate) fn on_arrive<S: Scheduler>(
         &mut self,
         m: &Model,
         now_ps: u64,
@@ -348,7 +351,7 @@ impl Switch {
     /// The end of a transmission at port `p`; with a shared buffer, the pool follows the
     /// bytes that left the port's FIFO.
     #[inline]
-    pub fn on_tx_done<S: Scheduler>(
+    pub(crate) fn on_tx_done<S: Scheduler>(
         &mut self,
         m: &Model,
         now_ps: u64,

@@ -121,7 +121,7 @@ pub struct Claim {
     /// The sweeps it reads (one, or several read as one table with a varied `sweep` field).
     pub sweeps: Vec<String>,
     /// One expression; for `ascending`, the ordered ones.
-    pub metrics: Vec<Expr>,
+    pub(crate) metrics: Vec<Expr>,
     /// The metrics' text (labels for an ordering).
     pub labels: Vec<String>,
     /// How the metric is checked.

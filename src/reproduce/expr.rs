@@ -19,13 +19,13 @@ use anyhow::{anyhow, bail, Result};
 
 /// A number with its standard error (0 when unknown: one seed, or a constant).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Measured {
+pub(crate) struct Measured {
     pub value: f64,
     pub se: f64,
 }
 
 impl Measured {
-    pub fn exact(value: f64) -> Measured {
+    pub(crate) fn exact(value: f64) -> Measured {
         Measured { value, se: 0.0 }
     }
 }
@@ -33,14 +33,14 @@ impl Measured {
 /// One `FIELD=VALUE` of a selector, or `FIELD~TEXT`: the cell contains TEXT (for fields whose
 /// values are tables, such as `lb.mixed`).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Condition {
+pub(crate) struct Condition {
     pub field: String,
     pub value: String,
     pub contains: bool,
 }
 
 impl Condition {
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let op = if self.contains { "~" } else { "=" };
         format!("{}{op}{}", self.field, self.value)
     }
@@ -48,7 +48,7 @@ impl Condition {
 
 /// A column, the statistic over the row's runs, and the row it is read from.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ColumnRef {
+pub(crate) struct ColumnRef {
     pub column: String,
     pub stat: Stat,
     pub select: Vec<Condition>,
@@ -56,7 +56,7 @@ pub struct ColumnRef {
 
 /// Which of a summary row's statistics a column reference reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stat {
+pub(crate) enum Stat {
     /// The mean, with its standard error.
     Mean,
     /// The smallest value over the runs.
@@ -67,7 +67,7 @@ pub enum Stat {
 
 impl Stat {
     /// The suffix of its column in `summary.csv`.
-    pub fn suffix(self) -> &'static str {
+    pub(crate) fn suffix(self) -> &'static str {
         match self {
             Stat::Mean => "mean",
             Stat::Min => "min",
@@ -78,7 +78,7 @@ impl Stat {
 
 impl ColumnRef {
     /// The reference as written, without its selector: `NAME` or `NAME@min`.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self.stat {
             Stat::Mean => self.column.clone(),
             s => format!("{}@{}", self.column, s.suffix()),
@@ -87,7 +87,7 @@ impl ColumnRef {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub enum Expr {
+pub(crate) enum Expr {
     Number(f64),
     Column(ColumnRef),
     Neg(Box<Expr>),
@@ -96,7 +96,7 @@ pub enum Expr {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Op {
+pub(crate) enum Op {
     Add,
     Sub,
     Mul,
@@ -104,19 +104,19 @@ pub enum Op {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Func {
+pub(crate) enum Func {
     Min,
     Max,
     Abs,
 }
 
 /// Where the values of column references come from.
-pub trait Lookup {
+pub(crate) trait Lookup {
     fn get(&self, r: &ColumnRef) -> Result<Measured>;
 }
 
 impl Expr {
-    pub fn parse(text: &str) -> Result<Expr> {
+    pub(crate) fn parse(text: &str) -> Result<Expr> {
         let mut p = Parser {
             chars: text.chars().collect(),
             at: 0,
@@ -129,13 +129,15 @@ impl Expr {
         Ok(e)
     }
 
+    #[cfg(test)]
     /// Every column reference, in the order written.
-    pub fn columns(&self) -> Vec<&ColumnRef> {
+    pub(crate) fn columns(&self) -> Vec<&ColumnRef> {
         let mut out = Vec::new();
         self.visit(&mut |c| out.push(c));
         out
     }
 
+    #[cfg(test)]
     fn visit<'a>(&'a self, f: &mut impl FnMut(&'a ColumnRef)) {
         match self {
             Expr::Number(_) => {}
@@ -149,7 +151,7 @@ impl Expr {
         }
     }
 
-    pub fn eval(&self, data: &dyn Lookup) -> Result<Measured> {
+    pub(crate) fn eval(&self, data: &dyn Lookup) -> Result<Measured> {
         Ok(match self {
             Expr::Number(v) => Measured::exact(*v),
             Expr::Column(c) => data.get(c)?,

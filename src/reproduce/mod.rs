@@ -13,8 +13,10 @@ pub mod size;
 pub(crate) mod table;
 pub(crate) mod verdict;
 
+pub use report::Tally;
+
 use anyhow::{Context, Result};
-use report::{PaperReport, Tally};
+use report::PaperReport;
 use std::path::Path;
 use verdict::Verdict;
 

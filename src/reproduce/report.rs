@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// What one sweep of the reproduction cost.
 #[derive(Clone, Debug)]
-pub struct SweepCost {
+pub(crate) struct SweepCost {
     pub name: String,
     /// Points finished.
     pub points: usize,
@@ -31,15 +31,20 @@ pub(crate) struct PaperReport<'a> {
 /// Counts of each verdict.
 #[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tally {
+    /// Claims whose test passes.
     pub agrees: usize,
+    /// Claims whose test fails (`known` of them explained in the claims file).
     pub disagrees: usize,
+    /// Disagreements the claims file marks `known = "reason"`.
     pub known: usize,
+    /// Claims whose sweeps were not run at this size.
     pub not_run: usize,
+    /// Claims that could not be evaluated (a malformed metric, a missing column).
     pub errors: usize,
 }
 
 impl Tally {
-    pub fn of<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Tally {
+    pub(crate) fn of<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Tally {
         let mut t = Tally::default();
         for o in outcomes {
             match o.verdict {
@@ -55,6 +60,7 @@ impl Tally {
         t
     }
 
+    /// Every claim counted (`known` is part of `disagrees`).
     pub fn total(&self) -> usize {
         self.agrees + self.disagrees + self.not_run + self.errors
     }

@@ -153,11 +153,11 @@ pub struct PaperResult {
     /// The paper's title.
     pub title: String,
     /// Each chosen claim's verdict and measured value.
-    pub outcomes: Vec<Outcome>,
+    pub(crate) outcomes: Vec<Outcome>,
     /// Each claim's sweep keys, parallel to `outcomes`.
     pub claim_sweeps: Vec<Vec<String>>,
     /// What each sweep cost.
-    pub sweeps: Vec<SweepCost>,
+    pub(crate) sweeps: Vec<SweepCost>,
     /// The figures drawn, as paths relative to the output folder.
     pub figures: Vec<String>,
     /// Sweeps with failed points, and figures that could not be drawn.

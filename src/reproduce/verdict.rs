@@ -8,7 +8,7 @@ use super::table::{NotRun, SummaryTable};
 use anyhow::Result;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Agrees,
     Disagrees,
     NotRun,
@@ -17,7 +17,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Verdict::Agrees => "AGREES",
             Verdict::Disagrees => "DISAGREES",
@@ -29,7 +29,7 @@ impl Verdict {
 
 /// One line of the report.
 #[derive(Clone, Debug)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub id: String,
     pub figure: String,
     pub paper: String,

@@ -226,7 +226,7 @@ fn fraction(field: &str, v: f64) -> Result<()> {
 }
 
 impl DctcpConfig {
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         fraction("host.dctcp.g", self.g)?;
         check(
             "host.dctcp.init_cwnd_pkts",
@@ -255,7 +255,7 @@ impl DctcpConfig {
 }
 
 impl NsccConfig {
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if let Some(t) = self.target_qdelay_us {
             positive("host.nscc.target_qdelay_us", t)?;
         }
@@ -284,7 +284,7 @@ impl NsccConfig {
 }
 
 impl SwiftConfig {
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         positive("host.swift.ai", self.ai)?;
         fraction("host.swift.beta", self.beta)?;
         check(
@@ -326,7 +326,7 @@ impl SwiftConfig {
 }
 
 impl MswiftConfig {
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if !(1..=1024).contains(&self.history_max) {
             return Err(FieldError::new(
                 "host.mswift.history_max",
@@ -401,7 +401,7 @@ impl Default for NdpConfig {
 }
 
 impl NdpConfig {
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if self.initial_window_pkts == 0 {
             return Err(FieldError::new(
                 "host.ndp.initial_window_pkts",

@@ -8,7 +8,7 @@ use super::registry::registry;
 /// implements `lb::switch_policy::BuildSwitch`) and the type that runs its host side (a path in `crate::lb`, which
 /// implements `lb::host_policy::BuildHost`; `Fixed`: entropy 0, switches decide alone). Adding a policy is its file plus one line here.
 ///
-/// `lb_policies!(then)` hands the list to the macro `then`: here [`lb_policy_enum`] makes
+/// `lb_policies!(then)` hands the list to the macro `then`: here `lb_policy_enum!` makes
 /// the `LbPolicy` enum and its facts, and in `lb` the per-switch enum and the host-side table
 /// come from the same lines, so the layers below `lb` name its types only as tokens.
 macro_rules! lb_policies {

@@ -14,6 +14,7 @@ pub mod reference;
 mod registry;
 mod validate;
 
+pub use cc::{DctcpConfig, MswiftConfig, NdpConfig, NdpPacer, NdpPullGap, NsccConfig, SwiftConfig};
 pub use expander::ExpanderConfig;
 pub use lb_config::{
     renamed_field, ArConfig, BitmapConfig, CongaConfig, DlbConfig, DrillConfig, EtherealConfig,
@@ -25,7 +26,6 @@ pub use load::{load_scenario, load_scenario_str};
 pub use pgft::{pgft_stage_names, pgft_tier_names, HostTypes, NodeTypeRanges, PgftConfig};
 pub use validate::{tier_names, FieldError};
 
-use cc::{DctcpConfig, MswiftConfig, NdpConfig, NsccConfig, SwiftConfig};
 use registry::registry;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

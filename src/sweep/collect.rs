@@ -129,7 +129,7 @@ pub fn write(dir: &Path, c: &Collected) -> Result<()> {
     write_csv(&dir.join("summary.csv"), &c.summary)
 }
 
-/// Reads a CSV file with a header row as a [`Table`] of text cells (what [`write`] wrote).
+/// Reads a CSV file with a header row as a [`Table`] of text cells (what [`write()`] wrote).
 pub fn read_csv(path: &Path) -> Result<Table> {
     let ctx = || format!("{}: cannot read as CSV", path.display());
     let mut r = csv::Reader::from_path(path).with_context(ctx)?;

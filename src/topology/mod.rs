@@ -32,6 +32,7 @@ mod shape;
 
 pub use failures::contains;
 use failures::FailureRoutes;
+pub use opera::OperaFacts;
 use shape::{Shape, ShapeRules};
 
 use crate::rng::{stream, Purpose};
@@ -260,7 +261,7 @@ impl Fabric {
 
     /// The Opera fabric's schedule and label routing, if this is one.
     #[inline]
-    pub fn opera(&self) -> Option<&opera::OperaFabric> {
+    pub(crate) fn opera(&self) -> Option<&opera::OperaFabric> {
         match &self.shape {
             Shape::Opera(o) => Some(o),
             _ => None,
@@ -659,7 +660,7 @@ impl Fabric {
 
     /// This fabric as a PGFT (fat trees and leaf-spines are PGFTs with the same numbering
     /// and port order): what static routings and the contention analysis address it by.
-    pub fn as_pgft(&self) -> Option<pgft::Pgft> {
+    pub(crate) fn as_pgft(&self) -> Option<pgft::Pgft> {
         match &self.shape {
             Shape::FatTree(f) => Some(f.as_pgft()),
             Shape::LeafSpine(l) => Some(l.as_pgft()),

@@ -21,8 +21,11 @@ pub(crate) mod seqset;
 
 use crate::scenario::cc::{DctcpConfig, MswiftConfig, NsccConfig, SwiftConfig};
 use cc::CcEnv;
-pub use receiver::Receiver;
-pub use reliable::{NackFrom, ReliableParams, Send};
+pub use ndp::NdpParams;
+pub(crate) use receiver::Receiver;
+pub use reliable::ReliableParams;
+pub(crate) use reliable::{NackFrom, Send};
+pub use rotor::RotorParams;
 
 /// What an ACK tells the sender. RTT samples come from the sender's own record of when it
 /// sent `seq` (the packet has no room to echo it).
@@ -102,7 +105,7 @@ impl TransportParams {
 
 /// Per-flow sender state: one variant per transport.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub enum Sender {
+pub(crate) enum Sender {
     /// `host.cc = "none"`.
     Paced(paced::Paced),
     /// Boxed: a paced all-to-all keeps thousands of flows per host, which should not pay for
@@ -130,7 +133,7 @@ impl Sender {
     /// A sender for a flow of `packets` packets (full ones of `full_bytes` in buffers, the
     /// last of `last_bytes`) under the scenario's transport; `env` describes its path and
     /// `flow_paths` counts its shortest paths (`Model::flow_paths`).
-    pub fn new(
+    pub(crate) fn new(
         params: &TransportParams,
         packets: u32,
         full_bytes: u32,
@@ -160,7 +163,7 @@ impl Sender {
 
     /// The next packet to send at `now_ps`, if the transport allows one now.
     #[inline]
-    pub fn next_seq(&mut self, now_ps: u64) -> Option<Send> {
+    pub(crate) fn next_seq(&mut self, now_ps: u64) -> Option<Send> {
         match self {
             Sender::Paced(s) => s.next_seq(now_ps).map(|seq| Send {
                 seq,
@@ -174,7 +177,7 @@ impl Sender {
 
     /// Whether the flow still has packets it will send without hearing back first.
     #[inline]
-    pub fn has_data(&self) -> bool {
+    pub(crate) fn has_data(&self) -> bool {
         match self {
             Sender::Paced(s) => s.has_data(),
             Sender::Reliable(s) => s.has_data(),
@@ -182,7 +185,7 @@ impl Sender {
     }
 
     /// Whether every packet of the flow has been acknowledged.
-    pub fn is_complete(&self) -> bool {
+    pub(crate) fn is_complete(&self) -> bool {
         match self {
             Sender::Paced(s) => s.is_complete(),
             Sender::Reliable(s) => s.is_complete(),

@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 /// `[host.ndp]` in simulator units.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NdpParams {
+    /// Packets a flow sends before its first pull.
     pub initial_window_pkts: u32,
     /// Pulls are paced at this fraction of the receiver's link rate.
     pub pull_rate: f64,

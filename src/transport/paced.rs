@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 /// What an acknowledgement changed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AckOutcome {
+pub(crate) struct AckOutcome {
     /// Packets acknowledged for the first time.
     pub newly_acked: u32,
     /// Acknowledgements that acknowledged nothing new (late or out of range).
@@ -27,14 +27,14 @@ pub struct AckOutcome {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Paced {
+pub(crate) struct Paced {
     packets: u32,
     next_seq: u32,
     acked: u32,
 }
 
 impl Paced {
-    pub fn new(packets: u32) -> Paced {
+    pub(crate) fn new(packets: u32) -> Paced {
         assert!(packets > 0, "a flow has at least one packet");
         Paced {
             packets,
@@ -44,7 +44,7 @@ impl Paced {
     }
 
     /// A flow not started yet: nothing to send (see `net::host`'s placeholders).
-    pub fn not_started() -> Paced {
+    pub(crate) fn not_started() -> Paced {
         Paced {
             packets: 0,
             next_seq: 0,
@@ -54,7 +54,7 @@ impl Paced {
 
     /// A one-packet flow already acknowledged: the record of a flow another transport
     /// (Opera's RotorLB) carries, complete from the start.
-    pub fn completed() -> Paced {
+    pub(crate) fn completed() -> Paced {
         Paced {
             packets: 1,
             next_seq: 1,
@@ -63,25 +63,20 @@ impl Paced {
     }
 
     #[inline]
-    pub fn next_seq(&mut self, _now_ps: u64) -> Option<u32> {
+    pub(crate) fn next_seq(&mut self, _now_ps: u64) -> Option<u32> {
         (self.next_seq < self.packets).then(|| {
             self.next_seq += 1;
             self.next_seq - 1
         })
     }
 
-    /// Packets sent and not yet acknowledged.
-    pub fn in_flight(&self) -> u32 {
-        self.next_seq - self.acked
-    }
-
     #[inline]
-    pub fn has_data(&self) -> bool {
+    pub(crate) fn has_data(&self) -> bool {
         self.next_seq < self.packets
     }
 
     #[inline]
-    pub fn on_ack(&mut self, ack: &AckInfo, _now_ps: u64) -> AckOutcome {
+    pub(crate) fn on_ack(&mut self, ack: &AckInfo, _now_ps: u64) -> AckOutcome {
         let fresh = ack.seq < self.next_seq && self.acked < self.next_seq;
         self.acked += fresh as u32;
         AckOutcome {
@@ -91,13 +86,13 @@ impl Paced {
         }
     }
 
-    pub fn is_complete(&self) -> bool {
+    pub(crate) fn is_complete(&self) -> bool {
         self.acked == self.packets
     }
 
     /// Whether this is [`Paced::not_started`]'s placeholder (a real flow has a packet).
     #[inline]
-    pub fn is_placeholder(&self) -> bool {
+    pub(crate) fn is_placeholder(&self) -> bool {
         self.packets == 0
     }
 }

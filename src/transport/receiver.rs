@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 /// A flow's state at its receiving host.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Receiver {
+pub(crate) struct Receiver {
     /// Sequence numbers of the data packets received.
     pub received: SeqSet,
     pub(crate) path: FlowPath,
@@ -49,7 +49,7 @@ impl Default for Receiver {
 
 /// What the receiver makes of a whole data packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DataVerdict {
+pub(crate) struct DataVerdict {
     /// First arrival of this sequence number.
     pub fresh: bool,
     /// Send an ACK now.
@@ -59,7 +59,7 @@ pub struct DataVerdict {
 /// Why a data packet calls for an immediate ACK, besides duplicates, the first packet, the
 /// drained out-of-order set and coalescing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Urgent {
+pub(crate) struct Urgent {
     pub ecn: bool,
     pub ack_req: bool,
 }
@@ -72,13 +72,13 @@ pub(crate) fn sack_base(seq: u32, cumulative: u32) -> u32 {
 
 impl Receiver {
     /// Records data packet `seq` (paced transport); returns false for a duplicate.
-    pub fn on_data(&mut self, seq: u32) -> bool {
+    pub(crate) fn on_data(&mut self, seq: u32) -> bool {
         self.received.insert(seq)
     }
 
     /// Records data packet `seq` of `wire_bytes` (payload + header) and decides whether to
     /// ACK now.
-    pub fn on_reliable_data(
+    pub(crate) fn on_reliable_data(
         &mut self,
         seq: u32,
         wire_bytes: u64,
@@ -116,7 +116,7 @@ impl Receiver {
     }
 
     /// The SACK bitmap for an ACK of `seq`.
-    pub fn sack_bitmap(&self, seq: u32) -> u64 {
+    pub(crate) fn sack_bitmap(&self, seq: u32) -> u64 {
         let base = sack_base(seq, self.received.cumulative());
         self.received.bitmap_from(base)
     }

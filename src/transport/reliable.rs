@@ -80,7 +80,7 @@ struct Record {
 
 /// The next packet a flow sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Send {
+pub(crate) struct Send {
     /// Its sequence number.
     pub seq: u32,
     /// Whether `seq` was sent before (a retransmission).
@@ -97,14 +97,14 @@ pub(crate) type Expired = (u32, u16);
 
 /// What an ACK changed, for the host's counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AckEffect {
+pub(crate) struct AckEffect {
     pub newly_acked: u32,
     /// Packets the reordering rule declared lost.
     pub reorder_losses: u32,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Reliable {
+pub(crate) struct Reliable {
     packets: u32,
     full_bytes: u32,
     last_bytes: u32,
@@ -157,7 +157,7 @@ pub struct Reliable {
 /// Who made a NACK: the receiver (it got the trimmed header) or a switch that returned the
 /// header to its sender ([`crate::packet::flags::RETURNED`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NackFrom {
+pub(crate) enum NackFrom {
     /// The receiver, which got the trimmed header.
     Receiver,
     /// A switch whose header queue was full (`switch.return_to_sender`).
@@ -167,7 +167,7 @@ pub enum NackFrom {
 impl Reliable {
     /// A flow of `packets` packets of `full_bytes` (the last one `last_bytes`) in buffers,
     /// over `flow_paths` shortest paths (the loss threshold may count them).
-    pub fn new(
+    pub(crate) fn new(
         packets: u32,
         full_bytes: u32,
         last_bytes: u32,
@@ -209,7 +209,7 @@ impl Reliable {
     }
 
     /// Gates sending on NDP pull credit, starting with `initial_window_pkts` credits.
-    pub fn with_pull_credit(mut self, initial_window_pkts: u32) -> Reliable {
+    pub(crate) fn with_pull_credit(mut self, initial_window_pkts: u32) -> Reliable {
         self.pulls = Some(PullCredit::new(initial_window_pkts));
         self
     }
@@ -231,7 +231,7 @@ impl Reliable {
 
     /// The packet to send next if the window (and the CCA's pacing) allows one now; a
     /// retransmission before new data. It is recorded as sent at `now_ps`.
-    pub fn next_seq(&mut self, now_ps: u64) -> Option<Send> {
+    pub(crate) fn next_seq(&mut self, now_ps: u64) -> Option<Send> {
         if self.pacing_wait_until(now_ps).is_some() {
             return None;
         }
@@ -289,21 +289,21 @@ impl Reliable {
     }
 
     /// If the CCA paces and the flow's gap has not passed, when it does.
-    pub fn pacing_wait_until(&self, now_ps: u64) -> Option<u64> {
+    pub(crate) fn pacing_wait_until(&self, now_ps: u64) -> Option<u64> {
         let gap = self.cc.pacing_gap_ps()?;
         let ready = self.last_send_ps? + gap;
         (ready > now_ps).then_some(ready)
     }
 
     /// Records the entropy value chosen for the packet just sent.
-    pub fn set_entropy(&mut self, seq: u32, entropy: u16) {
+    pub(crate) fn set_entropy(&mut self, seq: u32, entropy: u16) {
         if let Some(r) = self.record(seq) {
             r.entropy = entropy;
         }
     }
 
     /// Whether the flow has packets to send (new, or lost and not acknowledged since).
-    pub fn has_data(&self) -> bool {
+    pub(crate) fn has_data(&self) -> bool {
         self.has_unsent() && self.pulls.as_ref().is_none_or(PullCredit::may_send)
     }
 
@@ -313,7 +313,7 @@ impl Reliable {
     }
 
     /// NDP: a pull numbered `pull_no` arrived; returns the credits it added.
-    pub fn on_pull(&mut self, pull_no: u32, now_ps: u64) -> u32 {
+    pub(crate) fn on_pull(&mut self, pull_no: u32, now_ps: u64) -> u32 {
         let p = self.pulls.as_mut().expect("pulls reach NDP flows only");
         p.on_pull(pull_no, now_ps)
     }
@@ -321,7 +321,7 @@ impl Reliable {
     /// NDP: the flow has had data to send, no credit and nothing outstanding for an RTO
     /// since it last sent or heard from its receiver (its last pull was lost); if so it
     /// gives itself one credit and returns true.
-    pub fn take_starved_credit(&mut self, now_ps: u64) -> bool {
+    pub(crate) fn take_starved_credit(&mut self, now_ps: u64) -> bool {
         let due = self.starved_deadline_ps().is_some_and(|d| d <= now_ps);
         if due {
             let p = self.pulls.as_mut().expect("only NDP flows starve");
@@ -338,30 +338,30 @@ impl Reliable {
         starved.then(|| p.starved_deadline_ps(self.rto_ps()))
     }
 
-    pub fn is_complete(&self) -> bool {
+    pub(crate) fn is_complete(&self) -> bool {
         self.base == self.packets
     }
 
-    pub fn in_flight_bytes(&self) -> u64 {
+    pub(crate) fn in_flight_bytes(&self) -> u64 {
         self.in_flight_bytes
     }
 
-    pub fn cwnd_bytes(&self) -> u64 {
+    pub(crate) fn cwnd_bytes(&self) -> u64 {
         self.cc.cwnd_bytes()
     }
 
-    pub fn srtt_ps(&self) -> u64 {
+    pub(crate) fn srtt_ps(&self) -> u64 {
         self.srtt_ps
     }
 
     /// Unloaded RTT of the flow's path.
-    pub fn base_rtt_ps(&self) -> u64 {
+    pub(crate) fn base_rtt_ps(&self) -> u64 {
         self.base_rtt_ps
     }
 
     /// The largest RTT sample of the current epoch of two RTOs (0 before the first sample):
     /// how congested the flow's paths were lately (REPS's freeze gate without trimming).
-    pub fn recent_max_rtt_ps(&self) -> u64 {
+    pub(crate) fn recent_max_rtt_ps(&self) -> u64 {
         self.epoch_max_rtt_ps
     }
 
@@ -385,7 +385,7 @@ impl Reliable {
     }
 
     /// Processes an ACK (cumulative point, SACK bits, and the packet it answers).
-    pub fn on_ack(&mut self, ack: &AckInfo, now_ps: u64) -> AckEffect {
+    pub(crate) fn on_ack(&mut self, ack: &AckInfo, now_ps: u64) -> AckEffect {
         if let Some(p) = &mut self.pulls {
             p.answered(now_ps);
         }
@@ -553,7 +553,7 @@ impl Reliable {
     }
 
     /// The retransmission timeout now.
-    pub fn rto_ps(&self) -> u64 {
+    pub(crate) fn rto_ps(&self) -> u64 {
         if !self.sampled {
             return self.rto_min_ps;
         }
@@ -570,7 +570,7 @@ impl Reliable {
     /// wait for its starvation timeout, so it resends at once (opera-sim's
     /// `NdpSrc::processRTS`: "only immediately resend if we're not expecting any more
     /// pulls"; otherwise it waits for a pull, as there).
-    pub fn on_nack(
+    pub(crate) fn on_nack(
         &mut self,
         seq: u32,
         tx_echo: u8,
@@ -606,7 +606,7 @@ impl Reliable {
     /// When the retransmission timer is next due: `rto` after the oldest outstanding
     /// transmission, if any; else, for an NDP flow starved of pulls, when it gives itself
     /// a credit.
-    pub fn rto_deadline_ps(&mut self) -> Option<u64> {
+    pub(crate) fn rto_deadline_ps(&mut self) -> Option<u64> {
         self.oldest_deadline_ps()
             .or_else(|| self.starved_deadline_ps())
     }
@@ -628,7 +628,7 @@ impl Reliable {
     /// The timer fired: every outstanding packet whose deadline has passed is lost.
     /// One expiry is one timeout for the CCA (Swift counts consecutive timeouts; TCP's go
     /// back to the last acknowledged packet once), with the bytes of every packet lost.
-    pub fn on_timeout(&mut self, now_ps: u64) -> Vec<Expired> {
+    pub(crate) fn on_timeout(&mut self, now_ps: u64) -> Vec<Expired> {
         let mut expired = Vec::new();
         let mut bytes = 0;
         while let Some(due) = self.oldest_deadline_ps() {

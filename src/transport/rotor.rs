@@ -75,6 +75,7 @@ pub(crate) fn relay_via(rotor: usize, first_via: u32) -> u32 {
 pub struct RotorParams {
     /// Flows of at least this many bytes are bulk (unless the workload tags them).
     pub cutoff_bytes: u64,
+    /// Bulk traffic takes a Valiant detour through a random intermediate rack.
     pub valiant: bool,
     /// `topology.opera.rlb_planning = "rack"`: a rack's hosts are planned together (2-D
     /// water-filling, receive cap `max_pkts` per receiver); false: each host alone
@@ -94,6 +95,7 @@ pub struct RotorParams {
     /// Per host: bulk flows it receives minus bulk flows it sends (the receiver records a
     /// bulk flow's completion, so each host expects this many more completions).
     pub completions_shift: Vec<i64>,
+    /// Hosts per rack (ToR).
     pub hosts_per_rack: u32,
 }
 

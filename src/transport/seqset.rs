@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SeqSet {
+pub(crate) struct SeqSet {
     /// Every sequence number below `base` is in the set.
     base: u32,
     /// Bit i of word j: `base + 64·j + i` is in the set. The first word is never full.
@@ -17,7 +17,7 @@ pub struct SeqSet {
 
 impl SeqSet {
     /// Adds `seq`; returns false if it was already there.
-    pub fn insert(&mut self, seq: u32) -> bool {
+    pub(crate) fn insert(&mut self, seq: u32) -> bool {
         if seq < self.base {
             return false;
         }
@@ -39,7 +39,7 @@ impl SeqSet {
         true
     }
 
-    pub fn contains(&self, seq: u32) -> bool {
+    pub(crate) fn contains(&self, seq: u32) -> bool {
         if seq < self.base {
             return true;
         }
@@ -50,12 +50,12 @@ impl SeqSet {
     }
 
     /// The cumulative point: the smallest number not in the set.
-    pub fn cumulative(&self) -> u32 {
+    pub(crate) fn cumulative(&self) -> u32 {
         self.base + self.words.first().map_or(0, |w| w.trailing_ones())
     }
 
     /// Up to 64 numbers above the cumulative point c: bit i = c + 1 + i is in the set.
-    pub fn sack_above_cumulative(&self) -> u64 {
+    pub(crate) fn sack_above_cumulative(&self) -> u64 {
         self.cumulative()
             .checked_add(1)
             .map_or(0, |first| self.bitmap_from(first))
@@ -63,7 +63,7 @@ impl SeqSet {
 
     /// 64 numbers from `start`: bit i = `start + i` is in the set (numbers past `u32::MAX`
     /// are not). Two word reads, not 64 lookups: it is on every ACK's path.
-    pub fn bitmap_from(&self, start: u32) -> u64 {
+    pub(crate) fn bitmap_from(&self, start: u32) -> u64 {
         let word = |i: usize| self.words.get(i).copied().unwrap_or(0);
         let bits = if start < self.base {
             let below = self.base - start; // numbers below `base`: all in the set
@@ -90,10 +90,10 @@ impl SeqSet {
         }
     }
 
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.len
     }
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 }

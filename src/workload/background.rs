@@ -16,6 +16,7 @@ use crate::topology::{Fabric, NodeId, Route};
 /// A background flow as the host and switches use it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pinned {
+    /// The flow itself.
     pub flow: Flow,
     /// The path code with [`PINNED`] set, carried in `Packet::via`.
     pub via: u32,

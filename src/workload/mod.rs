@@ -46,7 +46,9 @@ use crate::rng::{stream, Purpose};
 use crate::scenario::{Destinations, Scenario, WorkloadKind};
 use crate::topology::Fabric;
 use anyhow::Result;
+pub use background::Pinned;
 use generator::{Base, Generator};
+pub use structure::{PhaseStructure, Structure};
 
 /// One flow of a workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

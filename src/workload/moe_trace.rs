@@ -251,7 +251,7 @@ impl Trace {
 struct Popularity {
     p: Vec<f64>,
     cum: Vec<f64>,
-    /// guide[b] = the first expert whose cumulative probability exceeds b / guide.len().
+    /// guide\[b\] = the first expert whose cumulative probability exceeds b / guide.len().
     guide: Vec<u32>,
 }
 

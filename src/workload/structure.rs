@@ -11,26 +11,38 @@ use crate::topology::Fabric;
 
 pub(crate) const EXACT_FLOWS: u64 = 1 << 22;
 
+/// One phase of a workload, as `weft validate` reports it.
 #[derive(Clone, Debug, Default)]
 pub struct PhaseStructure {
+    /// The phase's name (a collective's step kind, a pattern's name).
     pub name: String,
+    /// Messages (flows) in the phase.
     pub messages: u64,
+    /// Payload bytes of the phase.
     pub bytes: u64,
+    /// Fewest data packets of one message.
     pub packets_min: u64,
+    /// Most data packets of one message.
     pub packets_max: u64,
 }
 
+/// A workload's size before it runs: what `weft validate` prints and sizes memory with.
 #[derive(Clone, Debug, Default)]
 pub struct Structure {
+    /// Its phases, in order.
     pub phases: Vec<PhaseStructure>,
     /// The most messages one host sends (a ring: its chain of dependent steps).
     pub max_messages_per_host: u32,
+    /// Messages (flows) in all.
     pub messages: u64,
+    /// Payload bytes in all.
     pub bytes: u64,
+    /// Data packets in all.
     pub packets: u64,
     /// ≈ 2 events (arrival, departure) per link per data packet and per ACK, one ACK per
     /// data packet (paced transport; ACK coalescing lowers it).
     pub estimated_events: u64,
+    /// Bytes that stay inside a server (over NVLink) and never enter the fabric.
     pub nvlink_bytes: u64,
     /// Whether the figures were scaled from a subset of hosts.
     pub sampled: bool,

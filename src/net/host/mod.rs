@@ -104,10 +104,12 @@ impl FlowSender {
     }
 }
 
+/// A host's simulation state (one per host node; checkpointed whole).
 #[derive(Serialize, Deserialize)]
 pub struct Host {
+    /// Its node id in the fabric.
     pub id: NodeId,
-    pub nic: Nic,
+    pub(crate) nic: Nic,
     /// Started flows, by index among the host's flows (a triggered flow may start before
     /// flows of lower index: those not started yet hold [`FlowSender::not_started`]).
     flows: SentFlows<FlowSender>,
@@ -149,11 +151,11 @@ struct Reply {
 
 impl Host {
     /// Opera: this host's RotorLB state (None on other fabrics).
-    pub fn rotorlb_mut(&mut self) -> Option<&mut RotorLb> {
+    pub(crate) fn rotorlb_mut(&mut self) -> Option<&mut RotorLb> {
         self.rlb.as_deref_mut()
     }
 
-    pub fn new(m: &Model, id: NodeId) -> Host {
+    pub(crate) fn new(m: &Model, id: NodeId) -> Host {
         Host {
             id,
             nic: Nic::new(m.transport.ndp().is_some()),
@@ -181,7 +183,7 @@ impl Host {
     }
 
     /// Sets the wake-up that starts this host, if it has anything to send.
-    pub fn start<S: Scheduler>(&mut self, m: &Model, out: &mut S) {
+    pub(crate) fn start<S: Scheduler>(&mut self, m: &Model, out: &mut S) {
         if let Some(first) = self.next_fixed_start_ps(m) {
             self.set_wake(first, out);
         }
@@ -225,7 +227,7 @@ impl Host {
         self.expected - self.completed as u64
     }
 
-    pub fn on_arrive<S: Scheduler>(
+    pub(crate) fn on_arrive<S: Scheduler>(
         &mut self,
         m: &Model,
         now_ps: u64,
@@ -263,7 +265,7 @@ impl Host {
         }
     }
 
-    pub fn on_tx_done<S: Scheduler>(
+    pub(crate) fn on_tx_done<S: Scheduler>(
         &mut self,
         m: &Model,
         now_ps: u64,

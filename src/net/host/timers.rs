@@ -12,7 +12,7 @@ use crate::transport::Sender;
 
 impl Host {
     #[allow(clippy::too_many_arguments)]
-    pub fn on_timer<S: Scheduler>(
+    pub(crate) fn on_timer<S: Scheduler>(
         &mut self,
         m: &Model,
         now_ps: u64,

@@ -37,20 +37,27 @@ pub(crate) const MAX_UPLINKS: usize = crate::scenario::MAX_RACK_UPLINKS as usize
 /// What summary.json reports of the schedule.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OperaFacts {
+    /// One cycle through every rotor's matchings, in ps.
     pub cycle_ps: u64,
+    /// One superslice (between two reconfigurations), in ps.
     pub superslice_ps: u64,
+    /// ε: the first sub-slice, the low-latency window (every rotor holds its matching), in ps.
     pub epsilon_ps: u64,
+    /// δ: the second sub-slice (one hop plus one packet, so a last hop started in ε ends
+    /// before the rotor goes dark), in ps.
     pub delta_ps: u64,
+    /// r: the third sub-slice, the circuit reconfiguration delay (the rotor dark), in ps.
     pub reconfig_ps: u64,
     /// Worst and mean ToR-to-ToR hops of low-latency paths over all superslices.
     pub worst_hops: u8,
+    /// Mean ToR-to-ToR hops of low-latency paths over all superslices.
     pub mean_hops: f64,
     /// Which candidate schedule was kept (0-based).
     pub realization: usize,
 }
 
 #[derive(Clone, Debug)]
-pub struct OperaFabric {
+pub(crate) struct OperaFabric {
     opera: Opera,
     /// Racks, hosts per rack (d), uplinks per ToR (u, one per rotor).
     rk: Racks,
@@ -59,7 +66,7 @@ pub struct OperaFabric {
 impl OperaFabric {
     /// The schedule parameters of scenario `s`, whose rotor links are `rotor`: δ defaults to
     /// one hop of propagation plus one full packet's serialization.
-    pub fn params(s: &Scenario, rotor: &LinkParams) -> Result<OperaParams, FieldError> {
+    pub(crate) fn params(s: &Scenario, rotor: &LinkParams) -> Result<OperaParams, FieldError> {
         let t = &s.topology;
         let o = &t.opera;
         let (racks, d, u) = t.rack_dims();
@@ -91,7 +98,7 @@ impl OperaFabric {
         })
     }
 
-    pub fn new(p: &OperaParams) -> Result<OperaFabric, FieldError> {
+    pub(crate) fn new(p: &OperaParams) -> Result<OperaFabric, FieldError> {
         if p.uplinks > MAX_UPLINKS {
             return Err(FieldError::new(
                 "topology.uplinks",
@@ -105,7 +112,7 @@ impl OperaFabric {
         })
     }
 
-    pub fn facts(&self) -> OperaFacts {
+    pub(crate) fn facts(&self) -> OperaFacts {
         let t = self.opera.timing();
         OperaFacts {
             cycle_ps: t.cycle_ps(),
@@ -119,16 +126,16 @@ impl OperaFabric {
         }
     }
 
-    pub fn opera(&self) -> &Opera {
+    pub(crate) fn opera(&self) -> &Opera {
         &self.opera
     }
-    pub fn num_hosts(&self) -> u32 {
+    pub(crate) fn num_hosts(&self) -> u32 {
         self.rk.t0
     }
-    pub fn racks(&self) -> u32 {
+    pub(crate) fn racks(&self) -> u32 {
         self.rk.racks
     }
-    pub fn hosts_per_rack(&self) -> u32 {
+    pub(crate) fn hosts_per_rack(&self) -> u32 {
         self.rk.d
     }
 
@@ -144,20 +151,20 @@ impl OperaFabric {
 
     /// Whether port `p` of node `n` is a ToR uplink (a rotor link).
     #[inline]
-    pub fn is_uplink(&self, n: NodeId, p: u16) -> bool {
+    pub(crate) fn is_uplink(&self, n: NodeId, p: u16) -> bool {
         self.rk.is_uplink(n, p)
     }
 
     /// The label of a packet whose NIC starts sending it at `now_ps`: its superslice.
     #[inline]
-    pub fn label(&self, now_ps: u64) -> u32 {
+    pub(crate) fn label(&self, now_ps: u64) -> u32 {
         self.opera.timing().at(now_ps).superslice as u32
     }
 
     /// The peer of port `p` of node `n` at `now_ps` if it is an uplink: the peer ToR's port of
     /// the same rotor, [`DARK`] while the rotor reconfigures; `None` for a static link.
     #[inline]
-    pub fn peer_at(&self, n: NodeId, p: u16, now_ps: u64) -> Option<(NodeId, u16)> {
+    pub(crate) fn peer_at(&self, n: NodeId, p: u16, now_ps: u64) -> Option<(NodeId, u16)> {
         if !self.is_uplink(n, p) {
             return None;
         }
@@ -174,13 +181,13 @@ impl OperaFabric {
     }
 
     /// The ToR that uplink `p` of ToR `n` reaches during the ε and δ of superslice `label`.
-    pub fn planned_peer(&self, n: NodeId, p: u16, label: u32) -> NodeId {
+    pub(crate) fn planned_peer(&self, n: NodeId, p: u16, label: u32) -> NodeId {
         let rotor = (p as u32 - self.rk.d) as usize;
         self.rk.t0 + self.opera.matching(rotor, label as usize)[(n - self.rk.t0) as usize]
     }
 
     /// Every ToR uplink `p` of ToR `n` reaches over a cycle (its own ToR excluded).
-    pub fn peers_over_cycle(&self, n: NodeId, p: u16) -> Vec<NodeId> {
+    pub(crate) fn peers_over_cycle(&self, n: NodeId, p: u16) -> Vec<NodeId> {
         let rotor = (p as u32 - self.rk.d) as usize;
         let sched = self.opera.schedule();
         let mut peers: Vec<NodeId> = (0..sched.matchings_per_rotor())
@@ -196,7 +203,7 @@ impl OperaFabric {
     /// superslice `label` and returns how many; 0 when `dst` is in `n`'s rack (then the route
     /// is the downlink [`OperaFabric::downlink`]).
     #[inline]
-    pub fn next_hop_ports(
+    pub(crate) fn next_hop_ports(
         &self,
         n: NodeId,
         dst: NodeId,
@@ -220,7 +227,7 @@ impl OperaFabric {
     /// not start at its source's ToR: a header a switch returned to its sender); the caller then
     /// routes on shortest next hops.
     #[inline]
-    pub fn source_route_port(
+    pub(crate) fn source_route_port(
         &self,
         n: NodeId,
         src: NodeId,
@@ -254,13 +261,13 @@ impl OperaFabric {
 
     /// The downlink of ToR `n` to host `dst` if `dst` is in its rack.
     #[inline]
-    pub fn downlink(&self, n: NodeId, dst: NodeId) -> Option<u16> {
+    pub(crate) fn downlink(&self, n: NodeId, dst: NodeId) -> Option<u16> {
         self.rk.downlink(n, dst)
     }
 
     /// The first shortest-path next hop toward `dst` in superslice `label` (path walks,
     /// bounds; packets choose among all of them).
-    pub fn route_at(&self, n: NodeId, dst: NodeId, label: u32) -> Route<'static> {
+    pub(crate) fn route_at(&self, n: NodeId, dst: NodeId, label: u32) -> Route<'static> {
         if let Some(p) = self.downlink(n, dst) {
             return Route::Port(p);
         }

@@ -53,18 +53,18 @@ pub(super) const LIFT_ABOVE_RACKS: usize = 64;
 /// N matchings of N racks: `peers[m * n + i]` is rack i's peer in matching m (i itself for
 /// the self-loop).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Factorization {
+pub(crate) struct Factorization {
     pub n: usize,
     pub peers: Vec<u32>,
 }
 
 impl Factorization {
-    pub fn matching(&self, m: usize) -> &[u32] {
+    pub(crate) fn matching(&self, m: usize) -> &[u32] {
         &self.peers[m * self.n..(m + 1) * self.n]
     }
 
     /// Checks the defining property: N involutions summing to J_N. Returns what is wrong.
-    pub fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         let n = self.n;
         if self.peers.len() != n * n {
             return Err(format!(

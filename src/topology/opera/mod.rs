@@ -23,11 +23,12 @@
 //! candidate schedules and keeps the best by (worst-case hops over all superslices, then total
 //! = mean hops); candidates with a disconnected superslice are discarded and an error names
 //! `topology.uplinks` if none is left. Then [`Opera::matching`] (rack → peer rack, the rack
-//! itself for its self-loop), [`Opera::reconfiguring`], [`Opera::peer_rack`] (None while the
-//! rotor is dark), [`Opera::paths`] (shortest paths as rotor sequences, at most `max_paths`),
-//! [`Opera::hops`], [`Opera::next_hops`]. Superslice arguments are taken modulo the cycle;
+//! itself for its self-loop), `Opera::reconfiguring`, [`Opera::peer_rack`] (None while the
+//! rotor is dark), `Opera::paths` (shortest paths as rotor sequences, at most `max_paths`),
+//! `Opera::hops`, [`Opera::next_hops`] (`reconfiguring`, `paths` and `hops` are built for tests
+//! only: the simulator reads `next_hops`). Superslice arguments are taken modulo the cycle;
 //! rotors are uplink indices (the simulator's ToR port for rotor b will be d + b).
-//! [`Schedule::build`] gives the schedule of realization 0 without paths (any u, even when no
+//! `Schedule::build` (tests) gives the schedule of realization 0 without paths (any u, even when no
 //! superslice is connected). A scenario that gives the slice length instead of ε goes through
 //! [`Timing::from_slice`], whose errors name `topology.opera.reconfig_ns` (r ≥ slice) or
 //! `topology.opera.delta_ns`.
@@ -47,7 +48,8 @@ mod timing;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use fabric::{OperaFabric, OperaFacts, DARK, MAX_UPLINKS, STAGES};
+pub use fabric::OperaFacts;
+pub(crate) use fabric::{OperaFabric, DARK, MAX_UPLINKS, STAGES};
 pub(crate) use paths::Paths;
 pub(crate) use schedule::Schedule;
 pub(crate) use timing::{delta_ps, paper_delta_ps, Timing, PAPER_EPSILON_PS, PAPER_RECONFIG_PS};
@@ -62,7 +64,7 @@ const MAX_HOP_TABLE_BYTES: u128 = 1 << 32;
 
 /// Everything Opera's schedule depends on. Times in picoseconds (scenario fields in ns).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OperaParams {
+pub(crate) struct OperaParams {
     /// N, the number of racks (ToRs).
     pub racks: usize,
     /// d, hosts per rack (not used by the schedule; validated for the fabric).
@@ -110,7 +112,7 @@ impl Default for OperaParams {
 
 impl OperaParams {
     /// The timing these constants give (validated).
-    pub fn timing(&self) -> Result<Timing, FieldError> {
+    pub(crate) fn timing(&self) -> Result<Timing, FieldError> {
         Timing::new(
             self.epsilon_ps,
             self.delta_ps,
@@ -120,7 +122,7 @@ impl OperaParams {
     }
 
     /// Checks every field; the error names the first wrong one.
-    pub fn validate(&self) -> Result<(), FieldError> {
+    pub(crate) fn validate(&self) -> Result<(), FieldError> {
         let bad = |field: &str, msg: String| Err(FieldError::new(field, msg));
         if self.racks < 2 {
             return bad(
@@ -202,8 +204,9 @@ impl OperaParams {
 }
 
 impl Schedule {
+    #[cfg(test)]
     /// The schedule of realization 0, without paths.
-    pub fn build(p: &OperaParams) -> Result<Schedule, FieldError> {
+    pub(crate) fn build(p: &OperaParams) -> Result<Schedule, FieldError> {
         p.validate()?;
         realization(p, 0)
     }
@@ -239,7 +242,7 @@ fn realization(p: &OperaParams, index: usize) -> Result<Schedule, FieldError> {
 
 /// A built Opera schedule with its low-latency paths.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Opera {
+pub(crate) struct Opera {
     params: OperaParams,
     schedule: Schedule,
     paths: Paths,
@@ -250,7 +253,7 @@ pub struct Opera {
 
 impl Opera {
     /// Validates `p`, draws its realizations and keeps the best (see the module doc).
-    pub fn build(p: &OperaParams) -> Result<Opera, FieldError> {
+    pub(crate) fn build(p: &OperaParams) -> Result<Opera, FieldError> {
         p.validate()?;
         let mut best: Option<(Schedule, Paths, usize)> = None;
         let mut first_error = None;
@@ -294,56 +297,59 @@ impl Opera {
         }
     }
 
-    pub fn params(&self) -> &OperaParams {
+    pub(crate) fn params(&self) -> &OperaParams {
         &self.params
     }
 
-    pub fn schedule(&self) -> &Schedule {
+    pub(crate) fn schedule(&self) -> &Schedule {
         &self.schedule
     }
 
-    pub fn hop_table(&self) -> &Paths {
+    pub(crate) fn hop_table(&self) -> &Paths {
         &self.paths
     }
 
     /// Which candidate was kept (0-based).
-    pub fn realization(&self) -> usize {
+    pub(crate) fn realization(&self) -> usize {
         self.realization
     }
 
-    pub fn timing(&self) -> &Timing {
+    pub(crate) fn timing(&self) -> &Timing {
         self.schedule.timing()
     }
 
     /// See [`Schedule::matching`].
-    pub fn matching(&self, rotor: usize, superslice: usize) -> &[u32] {
+    pub(crate) fn matching(&self, rotor: usize, superslice: usize) -> &[u32] {
         self.schedule.matching(rotor, superslice)
     }
 
+    #[cfg(test)]
     /// See [`Schedule::reconfiguring`].
-    pub fn reconfiguring(&self, superslice: usize) -> impl Iterator<Item = usize> + '_ {
+    pub(crate) fn reconfiguring(&self, superslice: usize) -> impl Iterator<Item = usize> + '_ {
         self.schedule.reconfiguring(superslice)
     }
 
     /// See [`Schedule::peer_rack`].
-    pub fn peer_rack(&self, rack: usize, rotor: usize, time_ps: u64) -> Option<u32> {
+    pub(crate) fn peer_rack(&self, rack: usize, rotor: usize, time_ps: u64) -> Option<u32> {
         self.schedule.peer_rack(rack, rotor, time_ps)
     }
 
+    #[cfg(test)]
     /// Shortest ToR-to-ToR hop count in `superslice`.
-    pub fn hops(&self, superslice: usize, src: usize, dst: usize) -> u8 {
+    pub(crate) fn hops(&self, superslice: usize, src: usize, dst: usize) -> u8 {
         self.paths.hops(superslice, src, dst)
     }
 
+    #[cfg(test)]
     /// Up to `max_paths` shortest paths (rotor sequences) in `superslice`; see
     /// [`Paths::paths`].
-    pub fn paths(&self, superslice: usize, src: usize, dst: usize) -> Vec<Vec<u16>> {
+    pub(crate) fn paths(&self, superslice: usize, src: usize, dst: usize) -> Vec<Vec<u16>> {
         self.paths
             .paths(&self.schedule, superslice, src, dst, self.params.max_paths)
     }
 
     /// Next hops (rotor, rack) toward `dst` on shortest paths of `superslice`.
-    pub fn next_hops(
+    pub(crate) fn next_hops(
         &self,
         superslice: usize,
         rack: usize,
@@ -354,13 +360,18 @@ impl Opera {
 
     /// With `k_shortest`, the up to `max_paths` shortest loopless paths (rotor sequences,
     /// shortest first) from rack `src` to rack `dst` in `superslice`; None without it.
-    pub fn ll_paths(&self, superslice: usize, src: usize, dst: usize) -> Option<&[Box<[u16]>]> {
+    pub(crate) fn ll_paths(
+        &self,
+        superslice: usize,
+        src: usize,
+        dst: usize,
+    ) -> Option<&[Box<[u16]>]> {
         let k = self.kpaths.as_ref()?;
         Some(k.get(&self.schedule, superslice, src, dst))
     }
 
     /// Bytes held on the heap (matchings, hop table, empty k-shortest slots).
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.schedule.heap_bytes()
             + self.paths.heap_bytes()
             + self.kpaths.as_ref().map_or(0, |k| k.heap_bytes())

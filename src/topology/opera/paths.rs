@@ -25,7 +25,7 @@ const UNREACHED: u8 = u8::MAX;
 
 /// Why a schedule has no usable low-latency paths.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PathError {
+pub(crate) enum PathError {
     /// In `superslice`, `dst` cannot be reached from `src` over the stable rotors.
     Disconnected {
         superslice: usize,
@@ -58,7 +58,7 @@ impl std::fmt::Display for PathError {
 
 /// Shortest ToR-to-ToR hop counts of every superslice, with per-superslice statistics.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Paths {
+pub(crate) struct Paths {
     racks: usize,
     /// `hops[(s · N + src) · N + dst]`.
     hops: Vec<u8>,
@@ -71,7 +71,7 @@ pub struct Paths {
 impl Paths {
     /// Hop counts of every superslice of `sched`; an error if some superslice's stable graph
     /// is disconnected.
-    pub fn compute(sched: &Schedule) -> Result<Paths, PathError> {
+    pub(crate) fn compute(sched: &Schedule) -> Result<Paths, PathError> {
         let n = sched.racks();
         let slices = sched.superslices();
         let mut hops = vec![UNREACHED; slices * n * n];
@@ -96,42 +96,44 @@ impl Paths {
     }
 
     /// Shortest hop count from `src` to `dst` in `superslice` (taken modulo the cycle).
-    pub fn hops(&self, superslice: usize, src: usize, dst: usize) -> u8 {
+    pub(crate) fn hops(&self, superslice: usize, src: usize, dst: usize) -> u8 {
         let s = superslice % self.worst.len();
         self.hops[(s * self.racks + src) * self.racks + dst]
     }
 
+    #[cfg(test)]
     /// Worst-case hop count of each superslice.
-    pub fn worst_per_slice(&self) -> &[u8] {
+    pub(crate) fn worst_per_slice(&self) -> &[u8] {
         &self.worst
     }
 
+    #[cfg(test)]
     /// Mean hop count over ordered pairs src ≠ dst, per superslice.
-    pub fn mean_per_slice(&self) -> Vec<f64> {
+    pub(crate) fn mean_per_slice(&self) -> Vec<f64> {
         let pairs = (self.racks * (self.racks - 1)).max(1) as f64;
         self.sum.iter().map(|&t| t as f64 / pairs).collect()
     }
 
     /// Worst-case hop count over all superslices.
-    pub fn worst(&self) -> u8 {
+    pub(crate) fn worst(&self) -> u8 {
         self.worst.iter().copied().max().unwrap_or(0)
     }
 
     /// Sum of hop counts over all superslices and ordered pairs src ≠ dst: the exact
     /// tie-breaker between realizations with the same worst case (same denominator).
-    pub fn total_hops(&self) -> u64 {
+    pub(crate) fn total_hops(&self) -> u64 {
         self.sum.iter().sum()
     }
 
     /// Mean hop count over all superslices and ordered pairs src ≠ dst.
-    pub fn mean(&self) -> f64 {
+    pub(crate) fn mean(&self) -> f64 {
         let pairs = (self.racks * (self.racks - 1)).max(1) * self.worst.len();
         self.total_hops() as f64 / pairs as f64
     }
 
     /// The next hops from `rack` toward `dst` on shortest paths of `superslice`: (rotor, the
     /// rack it reaches), rotors ascending. Empty when `rack == dst`.
-    pub fn next_hops<'a>(
+    pub(crate) fn next_hops<'a>(
         &'a self,
         sched: &'a Schedule,
         superslice: usize,
@@ -145,12 +147,13 @@ impl Paths {
         })
     }
 
+    #[cfg(test)]
     /// Up to `max_paths` shortest paths from `src` to `dst` in `superslice`, each the list
     /// of rotors (uplinks) taken hop by hop; one empty path when `src == dst`. When more
     /// exist, which ones are listed is fixed by a depth-first walk whose rotor order starts
     /// at (superslice + src + dst) mod u: rotating the order spreads the listed paths over
     /// the rotors instead of always preferring rotor 0.
-    pub fn paths(
+    pub(crate) fn paths(
         &self,
         sched: &Schedule,
         superslice: usize,
@@ -166,6 +169,7 @@ impl Paths {
         out
     }
 
+    #[cfg(test)]
     #[allow(clippy::too_many_arguments)]
     fn walk(
         &self,
@@ -203,7 +207,7 @@ impl Paths {
     }
 
     /// Bytes held on the heap.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.hops.capacity() + self.worst.capacity() + self.sum.capacity() * 8
     }
 }

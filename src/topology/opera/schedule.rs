@@ -23,7 +23,7 @@ use super::timing::{SlicePos, SubSlice, Timing};
 /// The rotors' matchings in cycle order and the timing: everything needed to say who is
 /// connected to whom at any time, computed from the seed alone.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Schedule {
+pub(crate) struct Schedule {
     racks: usize,
     uplinks: usize,
     groups: usize,
@@ -36,7 +36,7 @@ pub struct Schedule {
 impl Schedule {
     /// Assigns the factorization's matchings to rotors at random (`assign_rng`). The caller
     /// has validated that `uplinks` divides the rack count and `groups` divides `uplinks`.
-    pub fn assign(
+    pub(crate) fn assign(
         f: &Factorization,
         uplinks: usize,
         groups: usize,
@@ -59,34 +59,30 @@ impl Schedule {
         }
     }
 
-    pub fn racks(&self) -> usize {
+    pub(crate) fn racks(&self) -> usize {
         self.racks
     }
 
-    pub fn uplinks(&self) -> usize {
+    pub(crate) fn uplinks(&self) -> usize {
         self.uplinks
     }
 
-    pub fn groups(&self) -> usize {
-        self.groups
-    }
-
-    pub fn timing(&self) -> &Timing {
+    pub(crate) fn timing(&self) -> &Timing {
         &self.timing
     }
 
     /// Matchings per rotor, N/u.
-    pub fn matchings_per_rotor(&self) -> usize {
+    pub(crate) fn matchings_per_rotor(&self) -> usize {
         self.racks / self.uplinks
     }
 
     /// Rotors per group, u/G: also how many superslices a rotor holds a matching.
-    pub fn rotors_per_group(&self) -> usize {
+    pub(crate) fn rotors_per_group(&self) -> usize {
         self.uplinks / self.groups
     }
 
     /// Superslices per cycle, S = N/G.
-    pub fn superslices(&self) -> usize {
+    pub(crate) fn superslices(&self) -> usize {
         self.racks / self.groups
     }
 
@@ -99,30 +95,30 @@ impl Schedule {
 
     /// Index (in the rotor's cycle order) of the matching the rotor holds during the ε and δ
     /// of `superslice`.
-    pub fn matching_index(&self, rotor: usize, superslice: usize) -> usize {
+    pub(crate) fn matching_index(&self, rotor: usize, superslice: usize) -> usize {
         self.walk(rotor, superslice) / self.rotors_per_group()
     }
 
     /// The matching (rack → peer rack; the rack itself for its idle self-loop) the rotor
     /// holds during the ε and δ of `superslice`.
-    pub fn matching(&self, rotor: usize, superslice: usize) -> &[u32] {
+    pub(crate) fn matching(&self, rotor: usize, superslice: usize) -> &[u32] {
         let k = rotor * self.matchings_per_rotor() + self.matching_index(rotor, superslice);
         &self.peers[k * self.racks..(k + 1) * self.racks]
     }
 
     /// The k-th matching of the rotor's cycle order.
-    pub fn rotor_matching(&self, rotor: usize, k: usize) -> &[u32] {
+    pub(crate) fn rotor_matching(&self, rotor: usize, k: usize) -> &[u32] {
         let k = rotor * self.matchings_per_rotor() + k;
         &self.peers[k * self.racks..(k + 1) * self.racks]
     }
 
     /// Whether the rotor reconfigures at the end of `superslice` (dark during its r).
-    pub fn reconfigures(&self, rotor: usize, superslice: usize) -> bool {
+    pub(crate) fn reconfigures(&self, rotor: usize, superslice: usize) -> bool {
         self.walk(rotor, superslice) % self.rotors_per_group() == self.rotors_per_group() - 1
     }
 
     /// The rotors reconfiguring at the end of `superslice`, one per group, ascending.
-    pub fn reconfiguring(&self, superslice: usize) -> impl Iterator<Item = usize> + '_ {
+    pub(crate) fn reconfiguring(&self, superslice: usize) -> impl Iterator<Item = usize> + '_ {
         let ug = self.rotors_per_group();
         let local = (superslice % self.superslices() + 1) % ug;
         (0..self.groups).map(move |g| g * ug + local)
@@ -130,13 +126,13 @@ impl Schedule {
 
     /// The rotors up for all of `superslice` (all but the reconfiguring ones), ascending:
     /// the only ones low-latency paths of this superslice use.
-    pub fn stable_rotors(&self, superslice: usize) -> impl Iterator<Item = usize> + '_ {
+    pub(crate) fn stable_rotors(&self, superslice: usize) -> impl Iterator<Item = usize> + '_ {
         (0..self.uplinks).filter(move |&b| !self.reconfigures(b, superslice))
     }
 
     /// The rack that `rack`'s uplink to `rotor` reaches at `pos`: None while the rotor is
     /// dark (the r of a superslice it reconfigures in), the rack itself on its self-loop.
-    pub fn peer_rack_at(&self, rack: usize, rotor: usize, pos: &SlicePos) -> Option<u32> {
+    pub(crate) fn peer_rack_at(&self, rack: usize, rotor: usize, pos: &SlicePos) -> Option<u32> {
         if pos.sub == SubSlice::Reconfig && self.reconfigures(rotor, pos.superslice) {
             return None;
         }
@@ -144,12 +140,12 @@ impl Schedule {
     }
 
     /// [`Schedule::peer_rack_at`] at `time_ps`.
-    pub fn peer_rack(&self, rack: usize, rotor: usize, time_ps: u64) -> Option<u32> {
+    pub(crate) fn peer_rack(&self, rack: usize, rotor: usize, time_ps: u64) -> Option<u32> {
         self.peer_rack_at(rack, rotor, &self.timing.at(time_ps))
     }
 
     /// Bytes held on the heap.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.peers.capacity() * std::mem::size_of::<u32>()
     }
 }

@@ -37,7 +37,7 @@ pub(crate) fn paper_delta_ps() -> u64 {
 
 /// Which part of a superslice a time falls in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SubSlice {
+pub(crate) enum SubSlice {
     /// All rotors up; paths of this superslice may be used.
     Epsilon,
     /// All rotors still up; the last hop of a packet sent at the end of ε completes.
@@ -49,7 +49,7 @@ pub enum SubSlice {
 /// Where a time falls: `cycle` counts whole cycles, `superslice` is within the cycle and
 /// `offset_ps` within the superslice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SlicePos {
+pub(crate) struct SlicePos {
     pub cycle: u64,
     pub superslice: usize,
     pub sub: SubSlice,
@@ -58,7 +58,7 @@ pub struct SlicePos {
 
 /// Slice constants and the number of superslices per cycle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Timing {
+pub(crate) struct Timing {
     pub epsilon_ps: u64,
     pub delta_ps: u64,
     pub reconfig_ps: u64,
@@ -68,7 +68,7 @@ pub struct Timing {
 impl Timing {
     /// Checks the constants (fields named as in the scenario, values in ns there) and that a
     /// cycle fits in `u64` picoseconds.
-    pub fn new(
+    pub(crate) fn new(
         epsilon_ps: u64,
         delta_ps: u64,
         reconfig_ps: u64,
@@ -110,7 +110,7 @@ impl Timing {
 
     /// Timing from a slice length (superslice = ε + δ + r) instead of ε: ε = slice − δ − r,
     /// which must leave time to send.
-    pub fn from_slice(
+    pub(crate) fn from_slice(
         slice_ps: u64,
         delta_ps: u64,
         reconfig_ps: u64,
@@ -142,22 +142,23 @@ impl Timing {
         )
     }
 
-    pub fn superslice_ps(&self) -> u64 {
+    pub(crate) fn superslice_ps(&self) -> u64 {
         self.epsilon_ps + self.delta_ps + self.reconfig_ps
     }
 
-    pub fn cycle_ps(&self) -> u64 {
+    pub(crate) fn cycle_ps(&self) -> u64 {
         self.superslice_ps() * self.superslices_per_cycle as u64
     }
 
+    #[cfg(test)]
     /// The start of superslice `superslice` of cycle `cycle`.
-    pub fn start_ps(&self, cycle: u64, superslice: usize) -> u64 {
+    pub(crate) fn start_ps(&self, cycle: u64, superslice: usize) -> u64 {
         cycle * self.cycle_ps() + superslice as u64 * self.superslice_ps()
     }
 
     /// Where `time_ps` falls. Boundaries belong to what starts there: ε starts at offset 0,
     /// δ at ε, r at ε + δ.
-    pub fn at(&self, time_ps: u64) -> SlicePos {
+    pub(crate) fn at(&self, time_ps: u64) -> SlicePos {
         let cycle = time_ps / self.cycle_ps();
         let in_cycle = time_ps % self.cycle_ps();
         let superslice = (in_cycle / self.superslice_ps()) as usize;

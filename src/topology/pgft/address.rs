@@ -20,7 +20,7 @@ pub(crate) const MAX_H: usize = 6;
 /// PGFT(h; m; w; p) with the per-level products the numbering needs. Index 0 of `m`, `w`,
 /// `p` is level 1; level h+1 (above the top) has w = p = 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Pgft {
+pub(crate) struct Pgft {
     pub h: u8,
     m: [u32; MAX_H + 2],
     w: [u32; MAX_H + 2],
@@ -35,7 +35,7 @@ pub struct Pgft {
 
 impl Pgft {
     /// From validated parameters (lengths h, w_1 = p_1 = 1).
-    pub fn new(m: &[u32], w: &[u32], p: &[u32]) -> Pgft {
+    pub(crate) fn new(m: &[u32], w: &[u32], p: &[u32]) -> Pgft {
         let h = m.len();
         assert!((1..=MAX_H).contains(&h) && w.len() == h && p.len() == h);
         assert!(w[0] == 1 && p[0] == 1, "hosts have one port");
@@ -59,61 +59,62 @@ impl Pgft {
         g
     }
 
-    pub fn from_config(c: &PgftConfig) -> Pgft {
+    pub(crate) fn from_config(c: &PgftConfig) -> Pgft {
         Pgft::new(&c.m, &c.w, &c.p_or_ones())
     }
 
     /// The three-level k-ary fat tree as a PGFT.
-    pub fn fat_tree(k: u32) -> Pgft {
+    pub(crate) fn fat_tree(k: u32) -> Pgft {
         Pgft::new(&[k / 2, k / 2, k], &[1, k / 2, k / 2], &[1, 1, 1])
     }
 
     /// A leaf-spine as a PGFT(2; hosts per leaf, leaves; 1, spines; 1, 1).
-    pub fn leaf_spine(leaves: u32, spines: u32, hosts_per_leaf: u32) -> Pgft {
+    pub(crate) fn leaf_spine(leaves: u32, spines: u32, hosts_per_leaf: u32) -> Pgft {
         Pgft::new(&[hosts_per_leaf, leaves], &[1, spines], &[1, 1])
     }
 
     /// m_l, w_l, p_l (l = 1..h; 0 above the top for w and p).
     #[inline]
-    pub fn m(&self, l: u8) -> u32 {
+    pub(crate) fn m(&self, l: u8) -> u32 {
         self.m[l as usize]
     }
     #[inline]
-    pub fn w(&self, l: u8) -> u32 {
+    pub(crate) fn w(&self, l: u8) -> u32 {
         self.w[l as usize]
     }
     #[inline]
-    pub fn p(&self, l: u8) -> u32 {
+    pub(crate) fn p(&self, l: u8) -> u32 {
         self.p[l as usize]
     }
     /// M_l: hosts under a level-l sub-tree.
     #[inline]
-    pub fn hosts_under(&self, l: u8) -> u32 {
+    pub(crate) fn hosts_under(&self, l: u8) -> u32 {
         self.m_prod[l as usize]
     }
     /// W_l = w_1·…·w_l: the D-mod-k divisor at level l.
     #[inline]
-    pub fn w_prod(&self, l: u8) -> u32 {
+    pub(crate) fn w_prod(&self, l: u8) -> u32 {
         self.w_prod[l as usize]
     }
-    pub fn num_hosts(&self) -> u32 {
+    pub(crate) fn num_hosts(&self) -> u32 {
         self.m_prod[self.h as usize]
     }
-    pub fn num_nodes(&self) -> u32 {
+    pub(crate) fn num_nodes(&self) -> u32 {
         self.base[self.h as usize + 1]
     }
     /// Nodes of level l: (sub-trees of level l) · W_l = (N / M_l) · W_l.
-    pub fn level_count(&self, l: u8) -> u32 {
+    pub(crate) fn level_count(&self, l: u8) -> u32 {
         self.num_hosts() / self.m_prod[l as usize] * self.w_prod[l as usize]
     }
+    #[cfg(test)]
     /// First node id of level l.
     #[inline]
-    pub fn level_base(&self, l: u8) -> u32 {
+    pub(crate) fn level_base(&self, l: u8) -> u32 {
         self.base[l as usize]
     }
     /// Down ports of a level-l node (m_l·p_l; 0 for hosts).
     #[inline]
-    pub fn down_ports(&self, l: u8) -> u32 {
+    pub(crate) fn down_ports(&self, l: u8) -> u32 {
         if l == 0 {
             0
         } else {
@@ -122,13 +123,13 @@ impl Pgft {
     }
     /// Up ports of a level-l node (w_{l+1}·p_{l+1}; 0 at the top).
     #[inline]
-    pub fn up_ports(&self, l: u8) -> u32 {
+    pub(crate) fn up_ports(&self, l: u8) -> u32 {
         self.w(l + 1) * self.p(l + 1)
     }
 
     /// Level of node `n`.
     #[inline]
-    pub fn level_of(&self, n: NodeId) -> u8 {
+    pub(crate) fn level_of(&self, n: NodeId) -> u8 {
         debug_assert!(n < self.num_nodes());
         let mut l = 0;
         while n >= self.base[l + 1] {
@@ -139,7 +140,7 @@ impl Pgft {
 
     /// (level, A, B) of node `n`: its sub-tree index A at its level and its b-digits B.
     #[inline]
-    pub fn split(&self, n: NodeId) -> (u8, u32, u32) {
+    pub(crate) fn split(&self, n: NodeId) -> (u8, u32, u32) {
         let l = self.level_of(n);
         let i = n - self.base[l as usize];
         let wl = self.w_prod[l as usize];
@@ -148,13 +149,13 @@ impl Pgft {
 
     /// The node (level, A, B).
     #[inline]
-    pub fn join(&self, l: u8, a: u32, b: u32) -> NodeId {
+    pub(crate) fn join(&self, l: u8, a: u32, b: u32) -> NodeId {
         self.base[l as usize] + a * self.w_prod[l as usize] + b
     }
 
     /// The digits (a_h .. a_{l+1}, b_1 .. b_l) of node `n`, with its level: the seed's
     /// address "(level, digits)".
-    pub fn digits(&self, n: NodeId) -> (u8, Vec<u32>) {
+    pub(crate) fn digits(&self, n: NodeId) -> (u8, Vec<u32>) {
         let (l, mut a, mut b) = self.split(n);
         let mut a_digits = vec![];
         for i in (l + 1)..=self.h {
@@ -173,7 +174,7 @@ impl Pgft {
     }
 
     /// "(level, d, d, ...)" for messages and reports.
-    pub fn address(&self, n: NodeId) -> String {
+    pub(crate) fn address(&self, n: NodeId) -> String {
         let (l, d) = self.digits(n);
         let mut s = format!("({l}");
         for x in d {

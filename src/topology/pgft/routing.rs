@@ -82,7 +82,7 @@ pub(crate) fn grouped_ids(types: &HostTypes) -> Vec<u32> {
 
 impl StaticRouting {
     /// `policy` must be one of [`STATIC_ROUTINGS`].
-    pub fn new(policy: LbPolicy, pgft: Pgft, types: &HostTypes, seed: u64) -> StaticRouting {
+    pub(crate) fn new(policy: LbPolicy, pgft: Pgft, types: &HostTypes, seed: u64) -> StaticRouting {
         let (key, grouped) = match policy {
             LbPolicy::Dmodk => (Key::Destination, vec![]),
             LbPolicy::Smodk => (Key::Source, vec![]),
@@ -101,7 +101,7 @@ impl StaticRouting {
 
     /// The PGFT routing paper's Random: every route draws its ports independently,
     /// uniformly over the available ones (see the module's notes).
-    pub fn random_per_route(pgft: Pgft, seed: u64) -> StaticRouting {
+    pub(crate) fn random_per_route(pgft: Pgft, seed: u64) -> StaticRouting {
         StaticRouting {
             key: Key::RandomPerRoute,
             pgft,
@@ -110,18 +110,14 @@ impl StaticRouting {
         }
     }
 
-    pub fn pgft(&self) -> &Pgft {
-        &self.pgft
-    }
-
     /// Whether the route depends on the destination only (so routes from one leaf to one
     /// destination coincide); otherwise on the source only until the last hop.
-    pub fn by_destination(&self) -> bool {
+    pub(crate) fn by_destination(&self) -> bool {
         matches!(self.key, Key::Destination | Key::Random)
     }
 
     /// Whether every route draws its own ports (neither destination- nor source-keyed).
-    pub fn per_route(&self) -> bool {
+    pub(crate) fn per_route(&self) -> bool {
         self.key == Key::RandomPerRoute
     }
 
@@ -154,7 +150,7 @@ impl StaticRouting {
 
     /// Up port index (0..w_{l+1}·p_{l+1}, among the up ports) at level-`l` switch `node`.
     #[inline]
-    pub fn up_index(&self, node: NodeId, l: u8, src: NodeId, dst: NodeId) -> u32 {
+    pub(crate) fn up_index(&self, node: NodeId, l: u8, src: NodeId, dst: NodeId) -> u32 {
         let count = self.pgft.up_ports(l);
         debug_assert!(count > 0, "no up ports at the top");
         match self.key {
@@ -166,7 +162,7 @@ impl StaticRouting {
 
     /// Parallel link index (0..p_l) at level-`l` switch `node` going down toward `dst`.
     #[inline]
-    pub fn down_index(&self, node: NodeId, l: u8, src: NodeId, dst: NodeId) -> u32 {
+    pub(crate) fn down_index(&self, node: NodeId, l: u8, src: NodeId, dst: NodeId) -> u32 {
         let g = &self.pgft;
         match self.key {
             Key::Random => self.random(node, dst, g.p(l)),
@@ -180,7 +176,7 @@ impl StaticRouting {
 
     /// The output port of switch `node` for a packet from `src` to `dst` (fault-free).
     #[inline]
-    pub fn port(&self, node: NodeId, src: NodeId, dst: NodeId) -> u16 {
+    pub(crate) fn port(&self, node: NodeId, src: NodeId, dst: NodeId) -> u16 {
         let g = &self.pgft;
         let (l, a, _) = g.split(node);
         if dst / g.hosts_under(l) == a {

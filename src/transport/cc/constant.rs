@@ -6,12 +6,12 @@ use super::{AckSignal, LossSignal, NackSignal};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ConstantWindow {
+pub(crate) struct ConstantWindow {
     cwnd_bytes: u64,
 }
 
 impl ConstantWindow {
-    pub fn new(cwnd_bytes: u64) -> ConstantWindow {
+    pub(crate) fn new(cwnd_bytes: u64) -> ConstantWindow {
         assert!(cwnd_bytes > 0, "a window holds a packet");
         ConstantWindow { cwnd_bytes }
     }

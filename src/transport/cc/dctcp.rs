@@ -45,7 +45,7 @@ const INITIAL_PAST_CWND_PKTS: f64 = 2.0;
 const MIN_SSTHRESH_PKTS: f64 = 2.0;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Dctcp {
+pub(crate) struct Dctcp {
     g: f64,
     cut_every_window: bool,
     mtu_bytes: f64,
@@ -63,7 +63,7 @@ pub struct Dctcp {
 }
 
 impl Dctcp {
-    pub fn new(cfg: &DctcpConfig, env: &CcEnv) -> Dctcp {
+    pub(crate) fn new(cfg: &DctcpConfig, env: &CcEnv) -> Dctcp {
         let mtu_bytes = env.mtu_bytes as f64;
         Dctcp {
             g: cfg.g,
@@ -83,7 +83,7 @@ impl Dctcp {
 
     /// `init_cwnd_bdp` network BDPs rounded up to whole packets (UEC htsim's
     /// `calculate_bdp_pkt`), else `init_cwnd_pkts`.
-    pub fn initial_window_pkts(cfg: &DctcpConfig, env: &CcEnv) -> f64 {
+    pub(crate) fn initial_window_pkts(cfg: &DctcpConfig, env: &CcEnv) -> f64 {
         match cfg.init_cwnd_bdp {
             Some(b) => (b * env.network_bdp_bytes as f64 / env.mtu_bytes as f64)
                 .ceil()

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 /// What a CCA is built from: the fabric, the flow's path and the packet sizes, in the
 /// simulator's units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CcEnv {
+pub(crate) struct CcEnv {
     /// A full data packet in buffers: payload + header (htsim's MTU).
     pub mtu_bytes: u64,
     /// Payload of a full data packet (MSS).
@@ -120,7 +120,7 @@ macro_rules! ccas {
         // small. Boxing them would add a pointer chase on every ACK for no saving.
         #[allow(clippy::large_enum_variant)]
         #[derive(Clone, Debug, Serialize, Deserialize)]
-        pub enum Cc {
+        pub(crate) enum Cc {
             $($(#[$doc])* $variant($ty),)*
         }
 

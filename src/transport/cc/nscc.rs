@@ -106,7 +106,7 @@ impl Params {
 
 /// One flow's NSCC sender state (htsim `UecSrc`'s NSCC fields).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Nscc {
+pub(crate) struct Nscc {
     p: Params,
     cwnd_bytes: f64,
     maxwnd_bytes: f64,
@@ -133,7 +133,7 @@ pub struct Nscc {
 }
 
 impl Nscc {
-    pub fn new(cfg: &NsccConfig, env: &CcEnv) -> Nscc {
+    pub(crate) fn new(cfg: &NsccConfig, env: &CcEnv) -> Nscc {
         assert!(
             env.mtu_bytes > 0 && env.network_rtt_ps > 0,
             "NSCC needs an MTU and an RTT"

@@ -87,7 +87,7 @@ impl Target {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Swift {
+pub(crate) struct Swift {
     ai: f64,
     beta: f64,
     max_mdf: f64,
@@ -109,7 +109,7 @@ pub struct Swift {
 
 impl Swift {
     /// Swift, or MSwift when `median` is given.
-    pub fn new(cfg: &SwiftConfig, env: &CcEnv, median: Option<&MswiftConfig>) -> Swift {
+    pub(crate) fn new(cfg: &SwiftConfig, env: &CcEnv, median: Option<&MswiftConfig>) -> Swift {
         let mtu_bytes = env.mtu_bytes as f64;
         let min_cwnd_bytes = cfg.min_cwnd_bytes;
         let max_cwnd_bytes = cfg.max_cwnd_pkts * mtu_bytes;
