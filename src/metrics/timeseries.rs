@@ -151,6 +151,35 @@ impl Timeseries {
         }
     }
 
+    /// Samples taken (rows of the per-sample vectors).
+    fn samples(&self) -> usize {
+        self.queue_bytes.len() / self.stages.max(1)
+    }
+
+    /// Stage `s`'s utilization over the interval ending at sample `i` (≥ 1): its ports' wire
+    /// time in the interval over their capacity. The ports report their wire time up to each
+    /// sample instant exactly (`Port::busy_through_ps`), so this is within [0, 1] but for a
+    /// picosecond of rounding per frame (hence the saturating difference).
+    fn utilization(&self, i: usize, s: usize, stage_ports: u64) -> f64 {
+        let (now, before) = (i * self.stages + s, (i - 1) * self.stages + s);
+        let busy_ps = self.busy_ps[now].saturating_sub(self.busy_ps[before]);
+        busy_ps as f64 / (stage_ports.max(1) as f64 * self.interval_ps as f64)
+    }
+
+    /// Per stage, the largest utilization over one interval (the CSV's `_util` columns'
+    /// maximum): the Ofan paper's "max utilization" (Fig. 1(a)) when the interval is short
+    /// against the collective. `ports[s]`: ports of stage s.
+    pub fn peak_utilization(&self, ports: &[u64]) -> Vec<f64> {
+        (0..self.stages)
+            .map(|s| {
+                let stage_ports = ports.get(s).copied().unwrap_or(0);
+                (1..self.samples())
+                    .map(|i| self.utilization(i, s, stage_ports))
+                    .fold(0.0, f64::max)
+            })
+            .collect()
+    }
+
     /// The CSV: one row per sample after the first (time of the sample in µs, then per stage
     /// utilization over the interval ending there, mean and max port queue in bytes, then the
     /// goodput over the interval in Gb/s). `ports[s]`: ports of stage s.
@@ -160,14 +189,13 @@ impl Timeseries {
             out += &format!(",{n}_util,{n}_queue_avg_bytes,{n}_queue_max_bytes");
         }
         out += ",goodput_gbps\n";
-        let samples = self.queue_bytes.len() / self.stages.max(1);
         let dt = self.interval_ps as f64;
-        for i in 1..samples {
+        for i in 1..self.samples() {
             out += &format!("{}", i as f64 * dt / 1e6);
             for (s, &stage_ports) in ports.iter().enumerate().take(self.stages) {
-                let (now, before) = (i * self.stages + s, (i - 1) * self.stages + s);
+                let now = i * self.stages + s;
                 let p = stage_ports.max(1) as f64;
-                let util = (self.busy_ps[now] - self.busy_ps[before]) as f64 / (p * dt);
+                let util = self.utilization(i, s, stage_ports);
                 let avg = self.queue_bytes[now] as f64 / p;
                 out += &format!(",{util:.4},{avg:.1},{}", self.queue_max_bytes[now]);
             }
@@ -242,9 +270,12 @@ mod tests {
         let csv = a.to_csv(&["x", "y"], &[1, 1]);
         let rows: Vec<&str> = csv.lines().collect();
         assert_eq!(rows.len(), 3, "header + samples 1 and 2");
-        // Sample 2: stage x busy 1500 - 0 over 1000 ps = 1.5 (one port, frames attributed
-        // to their end), queue 7; goodput of (1000, 2000]: 4096 B in 1 ns = 32.768 Tb/s.
+        // Sample 2: stage x busy 1500 - 0 over 1000 ps = 1.5 (the arithmetic only: a port's
+        // real busy time grows at most 1 ps per ps), queue 7; goodput of (1000, 2000]: 4096 B
+        // in 1 ns = 32.768 Tb/s.
         assert_eq!(rows[2], "0.002,1.5000,7.0,7,0.2000,1.0,1,32768.000");
+        // Peaks: stage x 0.0 then 1.5; stage y 0.7 then 0.2.
+        assert_eq!(a.peak_utilization(&[1, 1]), [1.5, 0.7]);
     }
 }
 

@@ -32,6 +32,7 @@ pub(crate) fn start_tx<S: Scheduler>(
     let size = port.begin_service(share).size_bytes;
     let link = m.fabric.link(node, p);
     let begin = now_ps.max(port.free_at_ps);
+    port.began_at(begin);
     let last_bit = begin + link.serialization_ps(size as u64);
     port.free_at_ps = last_bit + link.serialization_ps(m.interframe_bytes as u64);
     out.schedule(Event::tx_done(last_bit, m.fabric.port_id(node, p), node, p));

@@ -30,6 +30,9 @@ pub struct Port {
     pub ctrl_bytes: u64,
     /// True while a transmission is scheduled (its `TxDone` event is pending).
     pub busy: bool,
+    /// When the frame on the wire (while `busy`) sent its first bit: it may lie ahead of
+    /// now, when the previous frame's inter-frame gap has not ended.
+    tx_begin_ps: u64,
     /// Which queue's head is on the wire.
     serving: Serving,
     /// Lowest-priority queue: RotorLB packets (Opera bulk), served when both others are
@@ -212,6 +215,32 @@ impl Port {
         pkt
     }
 
+    /// Records that the frame just taken into service sends its first bit at `begin_ps`.
+    #[inline]
+    pub(crate) fn began_at(&mut self, begin_ps: u64) {
+        debug_assert!(self.busy, "a frame begins only once in service");
+        self.tx_begin_ps = begin_ps;
+    }
+
+    /// The wire time the port has used up to `time_ps` exactly (frames and their gaps):
+    /// `stats.busy_ps` counts a frame and its gap whole when its last bit leaves, so this
+    /// adds the part of the frame on the wire that has elapsed and takes off the part of the
+    /// last gap that has not. It grows at most 1 ps per ps, so a time series of it gives each
+    /// interval's utilization in [0, 1], a frame's wire time split across the intervals it
+    /// spans (up to 1 ps of rounding at a frame's end: the wire time counted at its last bit
+    /// is ser(frame + gap), the schedule's ser(frame) + ser(gap)).
+    pub(crate) fn busy_through_ps(&self, time_ps: u64) -> u64 {
+        let counted = self.stats.busy_ps;
+        if !self.busy {
+            return counted - self.free_at_ps.saturating_sub(time_ps);
+        }
+        match time_ps.checked_sub(self.tx_begin_ps) {
+            Some(elapsed) => counted + elapsed,
+            // The previous frame's gap runs until this frame begins.
+            None => counted - (self.tx_begin_ps - time_ps),
+        }
+    }
+
     /// Whether a packet waits (or is on the wire).
     #[inline]
     pub fn is_empty(&self) -> bool {
@@ -238,6 +267,41 @@ impl Port {
 mod tests {
     use super::*;
     use crate::packet::{test_packet, PacketKind};
+
+    /// As `link::start_tx` and `finish_tx` drive a port: frames of 100 ps with a 10 ps gap.
+    fn send(port: &mut Port, now_ps: u64) -> u64 {
+        port.push(test_packet(PacketKind::Data, 1000), now_ps);
+        port.begin_service(None);
+        let begin = now_ps.max(port.free_at_ps);
+        port.began_at(begin);
+        port.free_at_ps = begin + 110;
+        begin + 100 // its last bit: TxDone
+    }
+
+    #[test]
+    fn busy_time_through_an_instant_splits_frames_and_gaps_exactly() {
+        let mut port = Port::default();
+        assert_eq!(port.busy_through_ps(50), 0);
+        let done = send(&mut port, 20); // on the wire [20, 120), gap to 130
+        assert_eq!(port.busy_through_ps(20), 0);
+        assert_eq!(port.busy_through_ps(70), 50);
+        port.pop(done, 110);
+        assert_eq!(
+            port.busy_through_ps(120),
+            100,
+            "the gap has not elapsed yet"
+        );
+        assert_eq!(port.busy_through_ps(125), 105);
+        // The next frame, queued during the gap, begins when it ends.
+        let done = send(&mut port, 125);
+        assert_eq!(done, 230);
+        assert_eq!(port.busy_through_ps(125), 105, "previous gap still running");
+        assert_eq!(port.busy_through_ps(130), 110);
+        assert_eq!(port.busy_through_ps(180), 160);
+        port.pop(done, 110);
+        assert_eq!(port.busy_through_ps(235), 215);
+        assert_eq!(port.busy_through_ps(500), 220);
+    }
 
     #[test]
     fn control_is_served_first_but_never_preempts_the_packet_on_the_wire() {

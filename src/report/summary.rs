@@ -157,6 +157,7 @@ impl Summary {
             "goodput_gbps": o.goodput_bps().map(|b| b / 1e9),
             "queues": queues,
             "utilization": util,
+            "utilization_peak": Summary::peak_utilization_map(o),
             "link_overload": overload,
             "buffer_occupancy": occupancy,
             "switch_occupancy": switch_occupancy,
@@ -175,6 +176,22 @@ impl Summary {
             results["opera"] = opera_json(f, c);
         }
         results
+    }
+
+    /// `utilization_peak`: per stage, the largest utilization over one interval of the time
+    /// series (`report.timeseries_us`), the Ofan paper's "max utilization" (Fig. 1(a)); an
+    /// empty map without a series.
+    fn peak_utilization_map(o: &RunOutput) -> Map<String, Value> {
+        let Some(series) = &o.metrics.series else {
+            return Map::new();
+        };
+        let ports: Vec<u64> = o.stages.iter().map(|s| s.ports).collect();
+        let peaks = series.peak_utilization(&ports);
+        o.stage_names
+            .iter()
+            .zip(peaks)
+            .map(|(name, u)| (name.to_string(), json!(u)))
+            .collect()
     }
 
     /// `buffer_occupancy` and `switch_occupancy`: per stage and per switch tier, each with

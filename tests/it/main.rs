@@ -45,6 +45,7 @@ mod smoke_digests;
 mod state;
 mod sweep;
 mod transport;
+mod utilization;
 mod weights;
 
 // The MPI and Slurm tests need the `mpi` build of `weft`; CI runs them with

@@ -6,6 +6,9 @@
 //!
 //! `WEFT_WRITE_SMOKE_DIGESTS=1 cargo test --release --test it -- smoke_digests::`
 //!
+//! Regenerated once since the refactors: for the new `results.utilization_peak` (2026-12-06;
+//! checked before, the digests of `results` without that key were the committed ones).
+//!
 //! (`WEFT_SMOKE_BIN=PATH` runs another `weft` binary, e.g. the parent commit's, to write
 //! digests before a change.) Four scenarios are left out: building their 65,536-host fabrics
 //! and schedules alone takes 10-20 s each here, and their policies, CCAs and workloads run
