@@ -160,6 +160,28 @@ fn peer_rack_is_dark_only_during_r_of_the_reconfiguring_rotor() {
 }
 
 #[test]
+fn the_cached_matchings_are_the_walks_over_several_cycles() {
+    for (racks, uplinks, groups) in [(4, 2, 1), (12, 4, 2), (12, 6, 3), (24, 6, 1)] {
+        let s = Schedule::build(&params(racks, uplinks, groups, 5)).unwrap();
+        for ss in 0..3 * s.superslices() + 1 {
+            for b in 0..uplinks {
+                let (m, last) = s.by_walk(b, ss);
+                assert_eq!(
+                    s.matching(b, ss),
+                    m,
+                    "{racks}/{uplinks}/{groups}: rotor {b}, {ss}"
+                );
+                assert_eq!(
+                    s.reconfigures(b, ss),
+                    last,
+                    "{racks}/{uplinks}/{groups}: {b}, {ss}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn odd_rack_counts_are_supported() {
     for (n, u) in [(9, 3), (15, 5), (21, 3)] {
         let s = Schedule::build(&params(n, u, 1, 4)).unwrap();
