@@ -9,6 +9,7 @@ pub(crate) mod nic;
 pub(crate) mod port;
 pub(crate) mod pull_queue;
 pub(crate) mod qdisc;
+mod rlb_commit;
 pub(crate) mod rotorlb;
 pub(crate) mod sent_flows;
 pub(crate) mod switch;

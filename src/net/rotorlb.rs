@@ -50,6 +50,7 @@
 use super::event::{Scheduler, TimerKind, TimerSeq, TimerSlot};
 use super::link::{discard_tx, start_tx};
 use super::nic::Nic;
+use super::rlb_commit::Committed;
 use super::Port;
 use crate::metrics::{record_ns, Counters, Metrics};
 use crate::model::Model;
@@ -81,7 +82,7 @@ struct Local {
 /// What a host committed to one rotor's slot.
 #[derive(Default, Serialize, Deserialize)]
 struct Commit {
-    pkts: VecDeque<Packet>,
+    pkts: Committed,
     start_ps: u64,
     end_ps: u64,
     interval_ps: u64,
@@ -121,7 +122,8 @@ impl Received {
         // A free slot takes a flow only if it has not started in `more` (while the slot
         // held an earlier flow of the same sender).
         let dense = slot.0 == flow + 1
-            || slot.0 == 0 && (self.more.is_empty() || !self.more.contains_key(&flow_id(src, flow)));
+            || slot.0 == 0
+                && (self.more.is_empty() || !self.more.contains_key(&flow_id(src, flow)));
         let got = if dense {
             slot.0 = flow + 1;
             slot.1 += 1;
@@ -131,7 +133,10 @@ impl Received {
             *n += 1;
             *n
         };
-        assert!(got <= need, "flow {flow} of host {src} got more packets than it has");
+        assert!(
+            got <= need,
+            "flow {flow} of host {src} got more packets than it has"
+        );
         if got < need {
             return false;
         }
@@ -257,7 +262,7 @@ impl RotorLb {
             if self.commits[r].end_ps > now_ps {
                 continue;
             }
-            while let Some(pkt) = self.commits[r].pkts.pop_back() {
+            while let Some(pkt) = self.commits[r].pkts.pop_back(m, me) {
                 self.requeue_front(m, me, pkt);
             }
         }
@@ -312,7 +317,7 @@ impl RotorLb {
                 pkt.dst = to;
                 pkt.ack = me;
                 pkt.via = rotor::relay_via(rotor, pkt.via);
-                commit.pkts.push_back(pkt);
+                commit.pkts.push_whole(pkt);
             }
             if q.is_empty() {
                 self.nonlocal.remove(&to);
@@ -356,7 +361,7 @@ impl RotorLb {
                 while col_left[j] == 0 {
                     j = (j + 1) % col_left.len();
                 }
-                self.take_local(m, me, k, first + j as u32, 1, rotor, &mut commit.pkts);
+                self.take_local(k, first + j as u32, 1, rotor, &mut commit.pkts);
                 col_left[j] -= 1;
                 j = (j + 1) % col_left.len();
             }
@@ -365,17 +370,7 @@ impl RotorLb {
 
     /// Moves `n` packets of the local queue for receiver `fin` into `pkts`, addressed to
     /// host `to` (the receiver, or an intermediate).
-    #[allow(clippy::too_many_arguments)]
-    fn take_local(
-        &mut self,
-        m: &Model,
-        me: NodeId,
-        fin: u32,
-        to: u32,
-        mut n: u32,
-        rotor: usize,
-        pkts: &mut VecDeque<Packet>,
-    ) {
+    fn take_local(&mut self, fin: u32, to: u32, mut n: u32, rotor: usize, pkts: &mut Committed) {
         if n == 0 {
             return;
         }
@@ -386,22 +381,7 @@ impl RotorLb {
         while n > 0 {
             let r = q.runs.front_mut().expect("runs hold the queue's packets");
             let take = n.min(r.count);
-            let bytes = m.workload.flow(me, r.flow).bytes;
-            for seq in r.seq..r.seq + take {
-                pkts.push_back(Packet {
-                    sent_ps: 0,
-                    flow_index: r.flow,
-                    src: me,
-                    dst: to,
-                    seq,
-                    ack: fin,
-                    size_bytes: m.data_size(bytes, seq),
-                    via: rotor::via(rotor, false),
-                    entropy: 0,
-                    kind: PacketKind::Data,
-                    flags: 0,
-                });
-            }
+            pkts.push_run(r.flow, r.seq, take, (fin, to, rotor::via(rotor, false)));
             r.seq += take;
             r.count -= take;
             if r.count == 0 {
@@ -416,7 +396,13 @@ impl RotorLb {
 
     /// The NIC is free and has no low-latency packet to send now: the due committed packet
     /// (earliest due first; ties to the lower rotor) starting at `begin_ps`, if any.
-    pub(crate) fn next_packet(&mut self, begin_ps: u64, c: &mut Counters) -> Option<Packet> {
+    pub(crate) fn next_packet(
+        &mut self,
+        m: &Model,
+        me: NodeId,
+        begin_ps: u64,
+        c: &mut Counters,
+    ) -> Option<Packet> {
         let (_, r) = self
             .commits
             .iter()
@@ -425,7 +411,7 @@ impl RotorLb {
             .filter(|&(due, r)| due <= begin_ps && begin_ps < self.commits[r].end_ps)
             .min()?;
         let k = &mut self.commits[r];
-        let mut pkt = k.pkts.pop_front().expect("due");
+        let mut pkt = k.pkts.pop_front(m, me).expect("due");
         k.sent += 1;
         pkt.sent_ps = begin_ps;
         c.data_sent += 1;
@@ -625,10 +611,10 @@ fn plan_rotor(
         .collect();
     let mut alloc = vec![0u32; demands.len()];
     rotor::fair_share_2d(&mut demands, &mut row_left, &mut col_left, &mut alloc);
-    for (i, (me, r)) in hosts.iter_mut().enumerate() {
+    for (i, (_, r)) in hosts.iter_mut().enumerate() {
         for j in 0..d {
             let k = alloc[i * d as usize + j as usize];
-            r.take_local(m, *me, first + j, first + j, k, rotor, &mut commits[i].pkts);
+            r.take_local(first + j, first + j, k, rotor, &mut commits[i].pkts);
         }
     }
     // 3. Valiant: spare capacity to intermediates in the peer rack, senders in an order
@@ -645,7 +631,7 @@ fn plan_rotor(
         }
     }
     for ((_, r), mut commit) in hosts.iter_mut().zip(commits) {
-        let pkts = commit.pkts.len() as u64;
+        let pkts = commit.pkts.len();
         commit.start_ps = now_ps;
         commit.end_ps = now_ps + p.slot_ps;
         commit.interval_ps = p.slot_ps.checked_div(pkts).unwrap_or(0);
@@ -824,7 +810,7 @@ mod tests {
             r.start_superslice(m, me, abs * t);
             let mut now = abs * t;
             while now < (abs + 1) * t {
-                if let Some(p) = r.next_packet(now, &mut c) {
+                if let Some(p) = r.next_packet(m, me, now, &mut c) {
                     sent.push((now, p));
                     now += wire;
                 } else {
@@ -867,7 +853,7 @@ mod tests {
         }
         let mut got = [[0; 2]; 2];
         for (i, x) in r.iter().enumerate() {
-            for p in &x.commits[rotor].pkts {
+            for p in &x.commits[rotor].pkts.packets(m, i as u32) {
                 got[i][(p.dst - 2) as usize] += 1;
             }
         }
@@ -961,8 +947,9 @@ mod tests {
         // each, for relaying to `fin`.
         let k = &r.commits[rotor];
         assert_eq!(k.pkts.len(), 18);
+        let pkts = k.pkts.packets(&m, 0);
         for h in [2 * peer, 2 * peer + 1] {
-            let to_h: Vec<_> = k.pkts.iter().filter(|p| p.dst == h).collect();
+            let to_h: Vec<_> = pkts.iter().filter(|p| p.dst == h).collect();
             assert_eq!(to_h.len(), 9);
             assert!(to_h.iter().all(|p| p.ack == fin && p.via & RELAYED == 0));
         }
@@ -976,10 +963,65 @@ mod tests {
         assert!(r2.commits[rotor].pkts.is_empty());
         // Paced over the slot: the k-th of 18 is due at k × 91.1 µs / 18.
         let mut c = Counters::new();
-        let t0 = r.next_packet(0, &mut c).unwrap();
+        let t0 = r.next_packet(&m, 0, 0, &mut c).unwrap();
         assert_eq!(t0.sent_ps, 0);
-        assert!(r.next_packet(1, &mut c).is_none());
+        assert!(r.next_packet(&m, 0, 1, &mut c).is_none());
         assert_eq!(r.next_due_ps(1), Some(91_100_000 / 18));
+    }
+
+    #[test]
+    fn a_slots_queue_gives_its_runs_and_relays_in_order_from_either_end() {
+        let m = model("");
+        let relayed = |seq| Packet {
+            sent_ps: 0,
+            flow_index: 3,
+            src: 5,
+            dst: 9,
+            seq,
+            ack: 9,
+            size_bytes: 1500,
+            via: RELAYED,
+            entropy: 0,
+            kind: PacketKind::Data,
+            flags: 0,
+        };
+        let fill = || {
+            let mut q = Committed::default();
+            q.push_run(0, 0, 3, (4, 2, 0));
+            q.push_run(0, 3, 2, (4, 2, 0)); // extends the run: same flow, path, address
+            q.push_whole(relayed(7));
+            q.push_run(0, 5, 1, (4, 6, 0)); // another intermediate: a new run
+            q.push_run(1, 0, 0, (8, 8, 0)); // nothing
+            q.push_run(1, 0, 2, (8, 8, 0));
+            q
+        };
+        let all = fill().packets(&m, 0);
+        assert_eq!(fill().len(), 9);
+        let seqs: Vec<_> = all.iter().map(|p| (p.flow_index, p.seq, p.dst)).collect();
+        assert_eq!(
+            seqs,
+            [
+                (0, 0, 2),
+                (0, 1, 2),
+                (0, 2, 2),
+                (0, 3, 2),
+                (0, 4, 2),
+                (3, 7, 9),
+                (0, 5, 6),
+                (1, 0, 8),
+                (1, 1, 8)
+            ]
+        );
+        assert!(all.iter().all(|p| p.src == 0 || p.src == 5));
+        let mut q = fill();
+        let front: Vec<_> = std::iter::from_fn(|| q.pop_front(&m, 0)).collect();
+        assert_eq!(front, all);
+        assert!(q.is_empty());
+        let mut q = fill();
+        let mut back: Vec<_> = std::iter::from_fn(|| q.pop_back(&m, 0)).collect();
+        back.reverse();
+        assert_eq!(back, all);
+        assert_eq!(q.len(), 0);
     }
 
     #[test]

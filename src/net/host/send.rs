@@ -129,7 +129,9 @@ impl Host {
                     // RotorLB's committed packets go at the NIC's lowest priority.
                     let begin = self.nic.start_time(now_ps);
                     let rlb = self.rlb.as_deref_mut();
-                    if let Some(p) = rlb.and_then(|r| r.next_packet(begin, &mut mx.counters)) {
+                    let me = self.id;
+                    if let Some(p) = rlb.and_then(|r| r.next_packet(m, me, begin, &mut mx.counters))
+                    {
                         record_send(mx, m, (p.src, p.flow_index), begin);
                         break p;
                     }
