@@ -10,6 +10,7 @@ pub(crate) mod phases;
 mod port_stats;
 pub(crate) mod process;
 pub(crate) mod rho_max;
+mod sample_histogram;
 mod stages;
 pub mod timeseries;
 pub(crate) mod workload_bound;
@@ -18,6 +19,7 @@ pub use flow_log::FlowRecord;
 pub use phases::PhaseStats;
 pub use port_stats::PortStats;
 pub use rho_max::RhoMax;
+pub use sample_histogram::SampleHistogram;
 pub use stages::StageStats;
 pub use timeseries::{CwndPoint, FlowEvent, FlowEventKind, Timeseries};
 

@@ -10,8 +10,7 @@
 //!
 //! Also the congestion-window traces of chosen hosts' flows (`cwnd.csv`).
 
-use super::histogram_wire;
-use hdrhistogram::Histogram;
+use super::SampleHistogram;
 use serde::{Deserialize, Serialize};
 
 /// Samples of one partition (or merged), by sample index and stage.
@@ -32,12 +31,10 @@ pub struct Timeseries {
     /// (i·interval, (i+1)·interval].
     pub goodput_bytes: Vec<u64>,
     /// Indexed by `stage`: every sampled port queue, in bytes.
-    #[serde(with = "histogram_wire::serde_v2_vec")]
-    pub occupancy: Vec<Histogram<u64>>,
+    pub occupancy: Vec<SampleHistogram>,
     /// Indexed by `switch tier − 1`: every sampled switch's queued bytes (all its ports), in
     /// bytes.
-    #[serde(with = "histogram_wire::serde_v2_vec")]
-    pub switch_occupancy: Vec<Histogram<u64>>,
+    pub switch_occupancy: Vec<SampleHistogram>,
 }
 
 impl Timeseries {
@@ -45,20 +42,15 @@ impl Timeseries {
     /// `switch_tiers`).
     pub fn new(interval_ps: u64, stages: usize, switch_tiers: usize) -> Timeseries {
         assert!(interval_ps > 0, "a sampling interval is positive");
-        let growing = || {
-            let mut h = Histogram::new(3).expect("3 significant digits is valid");
-            h.auto(true);
-            h
-        };
         Timeseries {
-            switch_occupancy: (0..switch_tiers).map(|_| growing()).collect(),
+            switch_occupancy: vec![SampleHistogram::default(); switch_tiers],
             interval_ps,
             stages,
             queue_bytes: Vec::new(),
             queue_max_bytes: Vec::new(),
             busy_ps: Vec::new(),
             goodput_bytes: Vec::new(),
-            occupancy: (0..stages).map(|_| growing()).collect(),
+            occupancy: vec![SampleHistogram::default(); stages],
         }
     }
 
@@ -78,9 +70,7 @@ impl Timeseries {
         self.queue_bytes[at] += queued_bytes;
         self.queue_max_bytes[at] = self.queue_max_bytes[at].max(queued_bytes);
         self.busy_ps[at] += busy_ps as u128;
-        self.occupancy[stage]
-            .record(queued_bytes)
-            .expect("a growing histogram records any value");
+        self.occupancy[stage].record(queued_bytes);
     }
 
     /// Adds `count` ports of `stage` with empty queues, `busy_ps` their summed busy time, to
@@ -92,26 +82,20 @@ impl Timeseries {
         }
         self.grow(i + 1);
         self.busy_ps[i * self.stages + stage] += busy_ps;
-        self.occupancy[stage]
-            .record_n(0, count)
-            .expect("a growing histogram records any value");
+        self.occupancy[stage].record_zeros(count);
     }
 
     /// Records one sample of a switch of tier `tier` (1 = edge/leaf) holding `queued_bytes`
     /// in all its ports.
     pub fn add_switch(&mut self, tier: u8, queued_bytes: u64) {
-        self.switch_occupancy[tier as usize - 1]
-            .record(queued_bytes)
-            .expect("a growing histogram records any value");
+        self.switch_occupancy[tier as usize - 1].record(queued_bytes);
     }
 
     /// Records `count` samples of switches of tier `tier` holding nothing: the same as
     /// `count` calls of [`Timeseries::add_switch`] with 0 bytes.
     pub fn add_idle_switches(&mut self, tier: u8, count: u64) {
         if count > 0 {
-            self.switch_occupancy[tier as usize - 1]
-                .record_n(0, count)
-                .expect("a growing histogram records any value");
+            self.switch_occupancy[tier as usize - 1].record_zeros(count);
         }
     }
 
@@ -147,7 +131,7 @@ impl Timeseries {
             .zip(&o.occupancy)
             .chain(self.switch_occupancy.iter_mut().zip(&o.switch_occupancy))
         {
-            a.add(b).expect("growing histograms merge");
+            a.add(b);
         }
     }
 
@@ -266,7 +250,10 @@ mod tests {
         a.merge(&b);
         assert_eq!(a, whole);
         assert_eq!(a.switch_occupancy[0].len(), 2);
-        assert_eq!(a.switch_occupancy[1].max(), whole.switch_occupancy[1].max());
+        assert_eq!(
+            a.switch_occupancy[1].histogram().max(),
+            whole.switch_occupancy[1].histogram().max()
+        );
         let csv = a.to_csv(&["x", "y"], &[1, 1]);
         let rows: Vec<&str> = csv.lines().collect();
         assert_eq!(rows.len(), 3, "header + samples 1 and 2");

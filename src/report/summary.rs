@@ -201,15 +201,17 @@ impl Summary {
         let mut switch_occupancy = Map::new();
         if let Some(series) = &o.metrics.series {
             let mut all = crate::metrics::new_histogram();
-            for (name, h) in o.stage_names.iter().zip(&series.occupancy) {
-                occupancy.insert(name.to_string(), occupancy_json(h));
-                all.add(h).expect("histograms merge");
+            for (name, samples) in o.stage_names.iter().zip(&series.occupancy) {
+                let h = samples.histogram();
+                occupancy.insert(name.to_string(), occupancy_json(&h));
+                all.add(&h).expect("histograms merge");
             }
             occupancy.insert("all".to_string(), occupancy_json(&all));
             let mut all = crate::metrics::new_histogram();
-            for (name, h) in o.switch_tier_names.iter().zip(&series.switch_occupancy) {
-                switch_occupancy.insert(name.clone(), occupancy_json(h));
-                all.add(h).expect("histograms merge");
+            for (name, samples) in o.switch_tier_names.iter().zip(&series.switch_occupancy) {
+                let h = samples.histogram();
+                switch_occupancy.insert(name.clone(), occupancy_json(&h));
+                all.add(&h).expect("histograms merge");
             }
             switch_occupancy.insert("all".to_string(), occupancy_json(&all));
         }
