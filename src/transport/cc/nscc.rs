@@ -427,6 +427,7 @@ mod tests {
             rtt_ps,
             srtt_ps: 8 * US,
             in_flight_bytes: 400_000,
+            cum_acked_bytes: 0,
         }
     }
 
