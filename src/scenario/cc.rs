@@ -42,7 +42,8 @@ pub struct DctcpConfig {
     /// 1 MSS, a partial ACK deflates cwnd by the bytes it acknowledged cumulatively (then adds
     /// 1 MSS) and resends the next hole regardless of the window, and the ACK that reaches the
     /// recovery point sets cwnd = min(ssthresh, flight + MSS); outside recovery only an ACK that
-    /// moves the cumulative point grows the window, by at most 1 MSS of credit. Needs
+    /// moves the cumulative point grows the window, crediting the room left above the new
+    /// point (cwnd − bytes sent above it; none if negative), at most 1 MSS. Needs
     /// `host.loss_detection = "dupack"`.
     pub recovery: DctcpRecovery,
 }

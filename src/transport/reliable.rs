@@ -444,9 +444,13 @@ impl Reliable {
             newly += (b > 0) as u32;
         };
         let cumulative = ack.cumulative.min(self.next_new);
-        let cum_acked_bytes = match self.loss_detection {
-            LossDetection::Dupack => self.span_bytes(self.cum_seen, cumulative),
-            LossDetection::Sack => 0,
+        let (cum_acked_bytes, above_point_bytes) = match self.loss_detection {
+            LossDetection::Dupack => {
+                let point = cumulative.max(self.cum_seen);
+                let above = self.span_bytes(point, self.next_new);
+                (self.span_bytes(self.cum_seen, cumulative), above)
+            }
+            LossDetection::Sack => (0, 0),
         };
         for seq in self.base..cumulative {
             ack_one(self, seq);
@@ -471,6 +475,7 @@ impl Reliable {
             srtt_ps: self.srtt_ps,
             in_flight_bytes: self.in_flight_bytes,
             cum_acked_bytes,
+            above_point_bytes,
         });
         let reorder_losses = match self.loss_detection {
             LossDetection::Sack => self.apply_reordering_rule(now_ps),

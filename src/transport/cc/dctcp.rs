@@ -25,8 +25,8 @@
 //!   a partial ACK takes the cumulative jump off (not below 0) and adds 1 MTU, and the full ACK
 //!   sets `cwnd = min(ssthresh, flight + MTU)` (flight: bytes sent above the new cumulative
 //!   point). No growth in recovery; outside it only an ACK that moves the cumulative point
-//!   grows the window, crediting `min(jump, 1 MTU)` (htsim's `inflate_window` credits the room
-//!   the ACK opened, capped at one MSS: the same when the window is full). A timeout ends
+//!   grows the window, crediting the room left above the new point, `cwnd − (highest sent −
+//!   point)`, at most 1 MTU, nothing if negative (htsim's `inflate_window`). A timeout ends
 //!   recovery. The α window and its cuts are as above.
 //! - Each reduction, as htsim's `deflate_window`, restarts the α window: the counters are
 //!   cleared and `past_cwnd` is the window before the cut (the ACKs of the data then in
@@ -148,11 +148,13 @@ impl Dctcp {
         }
     }
 
-    /// NewReno's growth: only an ACK that moves the cumulative point, outside recovery, by
-    /// at most one packet's credit.
-    fn grow_newreno(&mut self, cum_acked_bytes: u64) {
-        if !self.in_recovery && cum_acked_bytes > 0 {
-            self.grow((cum_acked_bytes as f64).min(self.mtu_bytes));
+    /// NewReno's growth (htsim's `inflate_window`): only an ACK that moves the cumulative
+    /// point, outside recovery; its credit is the room left in the window above the new point
+    /// (`cwnd − above_point_bytes`), at most one packet, and none when the window is overfull.
+    fn grow_newreno(&mut self, s: &AckSignal) {
+        let room_bytes = self.cwnd_bytes - s.above_point_bytes as f64;
+        if !self.in_recovery && s.cum_acked_bytes > 0 && room_bytes >= 0.0 {
+            self.grow(room_bytes.min(self.mtu_bytes));
         }
     }
 
@@ -210,7 +212,7 @@ impl CongestionControl for Dctcp {
             self.end_alpha_window();
         }
         if self.newreno {
-            self.grow_newreno(s.cum_acked_bytes);
+            self.grow_newreno(s);
         } else {
             self.grow(s.newly_acked_bytes as f64);
         }
@@ -440,7 +442,8 @@ mod tests {
         Dctcp::new(&cfg, &env())
     }
 
-    /// An ACK that moved the cumulative point by `cum_acked_bytes` (and SACKed `newly`).
+    /// An ACK that moved the cumulative point by `cum_acked_bytes` (and SACKed `newly`),
+    /// nothing sent above the new point.
     fn cum_ack(cum_acked_bytes: u64, newly: u64) -> AckSignal {
         AckSignal {
             cum_acked_bytes,
@@ -513,10 +516,20 @@ mod tests {
         // Slow start: a jump of 5 packets credits one.
         d.on_ack(&cum_ack(5 * MTU_BYTES, 0));
         assert_eq!(d.cwnd_bytes, 11.0 * MTU);
-        // Congestion avoidance: MTU · min(jump, MTU) / cwnd.
+        // The credit is the room above the new point: 10.5 packets sent above it leave half a
+        // packet (11.5 − 11 = 0.5 MTU); an overfull window (12 above) credits nothing.
+        let above = |pkts: f64| AckSignal {
+            above_point_bytes: (pkts * MTU) as u64,
+            ..cum_ack(MTU_BYTES, 0)
+        };
+        d.on_ack(&above(10.5));
+        assert_eq!(d.cwnd_bytes, 11.5 * MTU);
+        d.on_ack(&above(12.0));
+        assert_eq!(d.cwnd_bytes, 11.5 * MTU);
+        // Congestion avoidance: MTU · min(room, MTU) / cwnd.
         d.ssthresh_bytes = 0.0;
         d.on_ack(&cum_ack(5 * MTU_BYTES, 0));
-        assert_eq!(d.cwnd_bytes, 11.0 * MTU + MTU / 11.0);
+        assert_eq!(d.cwnd_bytes, 11.5 * MTU + MTU / 11.5);
     }
 
     #[test]

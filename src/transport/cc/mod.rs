@@ -69,6 +69,9 @@ pub(crate) struct AckSignal {
     /// `seqno - _last_acked`); 0 for a duplicate. Counted under `host.loss_detection =
     /// "dupack"` only (0 otherwise).
     pub cum_acked_bytes: u64,
+    /// Bytes sent above the cumulative point after this ACK, SACKed or not (htsim's
+    /// `_highest_sent - _last_acked`); counted as `cum_acked_bytes` is.
+    pub above_point_bytes: u64,
 }
 
 /// A step of NewReno fast recovery, which the duplicate-ACK loss rule
@@ -230,6 +233,7 @@ pub(crate) mod test_support {
             srtt_ps: RTT_PS,
             in_flight_bytes: 0,
             cum_acked_bytes: 0,
+            above_point_bytes: 0,
         }
     }
 

@@ -428,6 +428,7 @@ mod tests {
             srtt_ps: 8 * US,
             in_flight_bytes: 400_000,
             cum_acked_bytes: 0,
+            above_point_bytes: 0,
         }
     }
 
