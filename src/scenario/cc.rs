@@ -32,6 +32,31 @@ pub struct DctcpConfig {
     /// htsim rule an 8-to-1 incast at 800 Gb/s keeps its queue at a quarter of the threshold
     /// and loses a tenth of the link).
     pub cut_every_window: bool,
+    /// Loss recovery's window rules. `sack` (the default): the window counts the bytes in
+    /// flight (SACKed ones not), a fast retransmit halves it at most once per srtt, and growth
+    /// credits every byte newly acknowledged. `newreno`: htsim's `TcpSrc` (UEC htsim,
+    /// sim/tcp.cpp), the simulator of the Ofan paper's Fig. 12(a), with MSS = one full packet:
+    /// new data goes while the cumulative point + cwnd covers it (SACKed bytes above a hole
+    /// still count); the fast retransmit sets
+    /// ssthresh = max(cwnd/2, 2 MSS) and cwnd = ssthresh + 3 MSS, each further duplicate adds
+    /// 1 MSS, a partial ACK deflates cwnd by the bytes it acknowledged cumulatively (then adds
+    /// 1 MSS) and resends the next hole regardless of the window, and the ACK that reaches the
+    /// recovery point sets cwnd = min(ssthresh, flight + MSS); outside recovery only an ACK that
+    /// moves the cumulative point grows the window, crediting the room left above the new
+    /// point (cwnd − bytes sent above it; none if negative), at most 1 MSS. Needs
+    /// `host.loss_detection = "dupack"`.
+    pub recovery: DctcpRecovery,
+}
+
+/// `host.dctcp.recovery`: which loss-recovery window rules DCTCP follows.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DctcpRecovery {
+    /// Window = bytes in flight; one halving per srtt; SACKed bytes credit growth.
+    #[default]
+    Sack,
+    /// htsim `TcpSrc`'s NewReno: window from the cumulative point, inflation in recovery.
+    Newreno,
 }
 
 impl Default for DctcpConfig {
@@ -42,6 +67,7 @@ impl Default for DctcpConfig {
             init_cwnd_bdp: None,
             init_ssthresh_pkts: None,
             cut_every_window: false,
+            recovery: DctcpRecovery::Sack,
         }
     }
 }
@@ -226,7 +252,15 @@ fn fraction(field: &str, v: f64) -> Result<()> {
 }
 
 impl DctcpConfig {
-    pub(crate) fn validate(&self) -> Result<()> {
+    /// `dupack_ok`: `host.loss_detection = "dupack"` (or DCTCP unused), which "newreno" needs.
+    pub(crate) fn validate(&self, dupack_ok: bool) -> Result<()> {
+        if self.recovery == DctcpRecovery::Newreno && !dupack_ok {
+            return Err(FieldError::new(
+                "host.dctcp.recovery",
+                "\"newreno\" recovers from duplicate cumulative ACKs: needs \
+                 host.loss_detection = \"dupack\"",
+            ));
+        }
         fraction("host.dctcp.g", self.g)?;
         check(
             "host.dctcp.init_cwnd_pkts",

@@ -14,7 +14,10 @@ pub mod reference;
 mod registry;
 mod validate;
 
-pub use cc::{DctcpConfig, MswiftConfig, NdpConfig, NdpPacer, NdpPullGap, NsccConfig, SwiftConfig};
+pub use cc::{
+    DctcpConfig, DctcpRecovery, MswiftConfig, NdpConfig, NdpPacer, NdpPullGap, NsccConfig,
+    SwiftConfig,
+};
 pub use expander::ExpanderConfig;
 pub use lb_config::{
     renamed_field, ArConfig, BitmapConfig, CongaConfig, DlbConfig, DrillConfig, EtherealConfig,

@@ -1041,7 +1041,9 @@ impl Scenario {
                 "must be an interval from 0.001 to 10^9 µs (got {ts})"
             );
         }
-        h.dctcp.validate()?;
+        // DCTCP's NewReno rules need the duplicate-ACK loss rule (unread by other CCAs).
+        h.dctcp
+            .validate(h.cc != CcKind::Dctcp || h.loss_detection == LossDetection::Dupack)?;
         h.nscc.validate()?;
         h.swift.validate()?;
         h.mswift.validate()?;

@@ -26,11 +26,16 @@
 //!   acknowledged (forward acknowledgement with a threshold; htsim's `3 + paths` by default, so
 //!   spraying's reordering is tolerated). Retransmissions are left to NACKs and the timer.
 //! - **Window**: a packet may go if `in_flight + size ≤ cwnd`, or if nothing is in flight
-//!   (a window below one packet sends one at a time, paced if the CCA asks).
+//!   (a window below one packet sends one at a time, paced if the CCA asks). Under NewReno
+//!   (`host.dctcp.recovery = "newreno"`, with `dupack`), htsim `TcpSrc`'s (UEC htsim,
+//!   sim/tcp.cpp): new data goes if the bytes from the lowest unacknowledged packet to the
+//!   highest sent, plus its own, fit cwnd (SACKed packets above a hole still count), the fast
+//!   and partial-ACK retransmissions go regardless of the window, and the CCA hears each step
+//!   of recovery ([`Recovery`]).
 //! - **Pull credit** (`host.cc = "ndp"` only, `ndp.rs`): a packet also needs a credit from
 //!   the initial window, a pull or the timer.
 
-use super::cc::{AckSignal, Cc, CongestionControl, LossKind, LossSignal, NackSignal};
+use super::cc::{AckSignal, Cc, CongestionControl, LossKind, LossSignal, NackSignal, Recovery};
 use super::ndp::PullCredit;
 use super::AckInfo;
 use crate::scenario::{LossDetection, ReorderPaths};
@@ -138,6 +143,9 @@ pub(crate) struct Reliable {
     /// this (htsim: "if we haven't recovered from timeouts, don't do fast recovery").
     #[serde(default)]
     fr_hold: u32,
+    /// NewReno: the retransmission (fast or partial-ACK) that goes regardless of the window.
+    #[serde(default)]
+    urgent: Option<u32>,
     rto_min_ps: u64,
     srtt_ps: u64,
     rttvar_ps: u64,
@@ -195,6 +203,7 @@ impl Reliable {
             dupacks: 0,
             recover: None,
             fr_hold: 0,
+            urgent: None,
             rto_min_ps: params.rto_min_ps,
             srtt_ps: base_rtt_ps,
             rttvar_ps: base_rtt_ps / 2,
@@ -222,6 +231,29 @@ impl Reliable {
         }
     }
 
+    /// Bytes of the packets `from..to`.
+    fn span_bytes(&self, from: u32, to: u32) -> u64 {
+        if to <= from {
+            return 0;
+        }
+        (to - from - 1) as u64 * self.full_bytes as u64 + self.size(to - 1)
+    }
+
+    /// Whether the window lets `seq` go now (see the module's **Window**).
+    fn window_allows(&self, seq: u32) -> bool {
+        let size = self.size(seq);
+        let cwnd = self.cc.cwnd_bytes();
+        let by_flight = self.in_flight_bytes == 0 || self.in_flight_bytes + size <= cwnd;
+        if !self.cc.newreno() {
+            return by_flight;
+        }
+        if seq < self.next_new {
+            return by_flight || self.urgent == Some(seq);
+        }
+        let span = self.span_bytes(self.base, self.next_new);
+        span == 0 || span + size <= cwnd
+    }
+
     fn record(&mut self, seq: u32) -> Option<&mut Record> {
         if seq < self.base || seq >= self.next_new {
             return None;
@@ -237,7 +269,7 @@ impl Reliable {
         }
         let seq = self.candidate()?;
         let size = self.size(seq);
-        if self.in_flight_bytes > 0 && self.in_flight_bytes + size > self.cc.cwnd_bytes() {
+        if !self.window_allows(seq) {
             return None;
         }
         if let Some(p) = &mut self.pulls {
@@ -249,6 +281,9 @@ impl Reliable {
         let retransmission = seq < self.next_new;
         if retransmission {
             self.rtx.pop_front();
+            if self.urgent == Some(seq) {
+                self.urgent = None;
+            }
         } else {
             self.next_new += 1;
             self.records.push_back(Record {
@@ -267,7 +302,7 @@ impl Reliable {
         self.last_send_ps = Some(now_ps);
         let window_full = self
             .candidate()
-            .is_some_and(|next| self.in_flight_bytes + self.size(next) > self.cc.cwnd_bytes());
+            .is_some_and(|next| !self.window_allows(next));
         let tx = self.record(seq).expect("just sent").tx;
         Some(Send {
             seq,
@@ -409,6 +444,14 @@ impl Reliable {
             newly += (b > 0) as u32;
         };
         let cumulative = ack.cumulative.min(self.next_new);
+        let (cum_acked_bytes, above_point_bytes) = match self.loss_detection {
+            LossDetection::Dupack => {
+                let point = cumulative.max(self.cum_seen);
+                let above = self.span_bytes(point, self.next_new);
+                (self.span_bytes(self.cum_seen, cumulative), above)
+            }
+            LossDetection::Sack => (0, 0),
+        };
         for seq in self.base..cumulative {
             ack_one(self, seq);
         }
@@ -431,6 +474,8 @@ impl Reliable {
             rtt_ps,
             srtt_ps: self.srtt_ps,
             in_flight_bytes: self.in_flight_bytes,
+            cum_acked_bytes,
+            above_point_bytes,
         });
         let reorder_losses = match self.loss_detection {
             LossDetection::Sack => self.apply_reordering_rule(now_ps),
@@ -488,16 +533,24 @@ impl Reliable {
             return 0;
         }
         if cumulative > self.cum_seen {
+            let jump_bytes = self.span_bytes(self.cum_seen, cumulative);
             self.cum_seen = cumulative;
             self.dupacks = 0;
             return match self.recover {
-                Some(r) if cumulative < r => self.lose_at_point(cumulative) as u32,
+                Some(r) if cumulative < r => self.partial_ack(cumulative, jump_bytes),
                 Some(_) => {
                     self.recover = None;
+                    if self.cc.newreno() {
+                        let flight_bytes = self.span_bytes(cumulative, self.next_new);
+                        self.cc.on_recovery(Recovery::Full { flight_bytes });
+                    }
                     0
                 }
                 None => 0,
             };
+        }
+        if self.recover.is_some() && self.cc.newreno() {
+            self.cc.on_recovery(Recovery::Duplicate);
         }
         if self.recover.is_some() || self.reorder_pkts == u32::MAX {
             return 0;
@@ -510,6 +563,9 @@ impl Reliable {
             return 0;
         }
         self.recover = Some(self.next_new);
+        if self.cc.newreno() {
+            self.urgent = Some(cumulative);
+        }
         self.cc.on_loss(&LossSignal {
             now_ps,
             kind: LossKind::Reordering,
@@ -518,6 +574,19 @@ impl Reliable {
             in_flight_bytes: self.in_flight_bytes,
         });
         1
+    }
+
+    /// A partial ACK moved the point to `point` (by `jump_bytes`) in recovery: the packet
+    /// there is lost; under NewReno the CCA deflates and it goes regardless of the window.
+    fn partial_ack(&mut self, point: u32, jump_bytes: u64) -> u32 {
+        let lost = self.lose_at_point(point);
+        if self.cc.newreno() {
+            self.cc.on_recovery(Recovery::Partial { jump_bytes });
+            if self.record(point).is_some_and(|r| r.state == State::Lost) {
+                self.urgent = Some(point);
+            }
+        }
+        lost as u32
     }
 
     /// Declares `seq` lost if it is outstanding; whether it was.
@@ -649,6 +718,7 @@ impl Reliable {
             // htsim's timeout leaves fast recovery and holds off the next one.
             self.dupacks = 0;
             self.recover = None;
+            self.urgent = None;
             self.fr_hold = self.next_new;
             self.cc.on_loss(&LossSignal {
                 now_ps,
@@ -890,6 +960,77 @@ mod tests {
         for _ in 0..5 {
             assert_eq!(f.on_ack(&ack(1, 0, 0), 10_100).reorder_losses, 0);
         }
+    }
+
+    /// A NewReno DCTCP flow (`host.dctcp.recovery = "newreno"`) of 100-byte packets
+    /// (MTU 100), initial window `window_pkts`, on the duplicate-ACK rule with threshold 3.
+    fn newreno_flow(packets: u32, window_pkts: f64) -> Reliable {
+        use crate::scenario::cc::{DctcpConfig, DctcpRecovery};
+        use crate::transport::cc::{dctcp::Dctcp, CcEnv};
+        let env = CcEnv {
+            mtu_bytes: 100,
+            mss_bytes: 90,
+            line_rate_bps: 800_000_000_000,
+            base_rtt_ps: 500,
+            network_rtt_ps: 500,
+            bdp_bytes: 1_000,
+            network_bdp_bytes: 1_000,
+            hops: 1,
+            trimming: false,
+        };
+        let cfg = DctcpConfig {
+            init_cwnd_pkts: window_pkts,
+            recovery: DctcpRecovery::Newreno,
+            ..DctcpConfig::default()
+        };
+        let params = ReliableParams {
+            loss_detection: LossDetection::Dupack,
+            ..PARAMS
+        };
+        let cc = Cc::Dctcp(Dctcp::new(&cfg, &env));
+        Reliable::new(packets, 100, 40, 500, &params, 1, cc)
+    }
+
+    fn seqs(v: &[Send]) -> Vec<(u32, bool)> {
+        v.iter().map(|s| (s.seq, s.retransmission)).collect()
+    }
+
+    #[test]
+    fn newreno_counts_the_window_from_the_cumulative_point_and_recovers_as_htsim() {
+        let mut f = newreno_flow(40, 20.0);
+        assert_eq!(send_all(&mut f, 0).len(), 20);
+        // 0 and 10 are lost. Two duplicates SACK 1 and 2: 1 800 B in flight, but the window
+        // counts from the cumulative point (2 000 B sent above it): nothing new goes.
+        f.on_ack(&ack(1, 0, 0), 10);
+        f.on_ack(&ack(2, 0, 0), 10);
+        assert!(send_all(&mut f, 10).is_empty());
+        assert_eq!(f.cwnd_bytes(), 2_000, "no growth on duplicates");
+        // The third: ssthresh 1 000, cwnd 1 300; 0 goes although 1 600 B are in flight.
+        f.on_ack(&ack(3, 0, 0), 11);
+        assert_eq!(f.cwnd_bytes(), 1_300);
+        assert_eq!(seqs(&send_all(&mut f, 11)), [(0, true)]);
+        // 15 more duplicates: +100 each, 2 800: 8 new packets fit above the point (2 000).
+        for s in (4..=9).chain(11..=19) {
+            f.on_ack(&ack(s, 0, 0), 12);
+        }
+        assert_eq!(f.cwnd_bytes(), 2_800);
+        let new: Vec<_> = (20..28).map(|s| (s, false)).collect();
+        assert_eq!(seqs(&send_all(&mut f, 12)), new);
+        // 0's retransmission arrives: point 10 < recover 20, a partial ACK of 1 000 B:
+        // cwnd 2 800 − 1 000 + 100 = 1 900; 10 goes at once, then one new packet
+        // (1 800 B above the point + 100 = 1 900).
+        f.on_ack(&ack(0, 10, 0x1ff), 20);
+        assert_eq!(f.cwnd_bytes(), 1_900);
+        assert_eq!(f.urgent, Some(10));
+        assert_eq!(seqs(&send_all(&mut f, 20)), [(10, true), (28, false)]);
+        assert_eq!(f.urgent, None);
+        // 10's retransmission (and 20, 21) arrive: point 22 ≥ 20, the full ACK:
+        // cwnd = min(ssthresh 1 000, 700 B above the point + 100) = 800.
+        f.on_ack(&ack(10, 22, 0), 30);
+        assert_eq!((f.cwnd_bytes(), f.recover), (800, None));
+        // Out of recovery, a jump of 3 packets credits one: 900 (slow start below 1 000).
+        f.on_ack(&ack(22, 25, 0), 40);
+        assert_eq!(f.cwnd_bytes(), 900);
     }
 
     #[test]

@@ -1145,6 +1145,18 @@ fn bad_transport_and_queue_settings_name_their_field() {
             &["host.dctcp.init_cwnd_pkts", "at least 1"],
         ),
         (
+            &["host.cc=dctcp", "host.dctcp.recovery=\"reno\""],
+            &[
+                "host.dctcp.recovery",
+                "unknown variant `reno`",
+                "`sack` or `newreno`",
+            ],
+        ),
+        (
+            &["host.cc=dctcp", "host.dctcp.recovery=\"newreno\""],
+            &["host.dctcp.recovery", "host.loss_detection = \"dupack\""],
+        ),
+        (
             &["host.cc=swift", "host.swift.max_mdf=1.5"],
             &["host.swift.max_mdf"],
         ),

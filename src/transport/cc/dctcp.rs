@@ -5,8 +5,9 @@
 //! - Units: windows in bytes as packets occupy buffers, MSS of the formulas = `env.mtu_bytes`
 //!   (one full data packet, header included), so a 1-MSS window holds one packet; times in
 //!   ps; cwnd, ssthresh and α are f64 and [`Dctcp::cwnd_bytes`] returns the floor.
-//! - The transport finds losses with SACK (no dupACK counting, no NewReno state machine, htsim's
-//!   `TcpSrc` does not apply). So this is DCTCP's window rules on a SACK transport: per ACK, the α
+//! - `recovery = "sack"` (the default): the transport's loss rule may count duplicate ACKs
+//!   (`host.loss_detection`), but the window is SACK's. So this is DCTCP's window rules on a SACK
+//!   transport: per ACK, the α
 //!   window (htsim's `DCTCPSrc::receivePacket`) counting ACKs as htsim does (`seen += 1` per ACK,
 //!   `marked += 1` if it echoes ECN; a window of ACKs ends when `seen·MTU ≥ past_cwnd`), then slow
 //!   start (`cwnd += newly_acked`, not past ssthresh) or congestion avoidance (`cwnd +=
@@ -16,6 +17,17 @@
 //!   `s.srtt_ps`) in place of NewReno's once per recovery window. A NACK (trimmed packet)
 //!   is the same congestion signal. A `Timeout`: `ssthresh = max(cwnd/2, 2·MTU)`,
 //!   `cwnd = 1·MTU`, always.
+//! - `recovery = "newreno"`: htsim's `TcpSrc` (UEC htsim, sim/tcp.cpp) loss recovery, on the
+//!   transport's duplicate-ACK rule (it reports each step, [`Recovery`], and counts the window
+//!   from the cumulative point, [`CongestionControl::newreno`]). The fast retransmit (once per
+//!   recovery, no srtt hold-off): `ssthresh = max(cwnd/2, 2·MTU)`, `cwnd = ssthresh + 3·MTU`
+//!   (htsim's fixed 3, whatever the duplicate threshold). In recovery each duplicate adds 1 MTU,
+//!   a partial ACK takes the cumulative jump off (not below 0) and adds 1 MTU, and the full ACK
+//!   sets `cwnd = min(ssthresh, flight + MTU)` (flight: bytes sent above the new cumulative
+//!   point). No growth in recovery; outside it only an ACK that moves the cumulative point
+//!   grows the window, crediting the room left above the new point, `cwnd − (highest sent −
+//!   point)`, at most 1 MTU, nothing if negative (htsim's `inflate_window`). A timeout ends
+//!   recovery. The α window and its cuts are as above.
 //! - Each reduction, as htsim's `deflate_window`, restarts the α window: the counters are
 //!   cleared and `past_cwnd` is the window before the cut (the ACKs of the data then in
 //!   flight make up the next window).
@@ -35,14 +47,17 @@
 //! - htsim's window is integer bytes (each update truncates); here an f64.
 
 use super::CongestionControl;
-use super::{AckSignal, CcEnv, LossKind, LossSignal, NackSignal};
-use crate::scenario::cc::DctcpConfig;
+use super::{AckSignal, CcEnv, LossKind, LossSignal, NackSignal, Recovery};
+use crate::scenario::cc::{DctcpConfig, DctcpRecovery};
 use serde::{Deserialize, Serialize};
 
 /// htsim's `_past_cwnd` starts at two packets: the first α window is two ACKs long.
 const INITIAL_PAST_CWND_PKTS: f64 = 2.0;
 /// ssthresh after a loss is at least two packets (RFC 5681, htsim `deflate_window`).
 const MIN_SSTHRESH_PKTS: f64 = 2.0;
+/// NewReno's window on the fast retransmit is ssthresh + this many packets (htsim's
+/// `TcpSrc`: a hard-coded 3, not the duplicate threshold).
+const FAST_RETRANSMIT_INFLATION_PKTS: f64 = 3.0;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Dctcp {
@@ -60,6 +75,11 @@ pub(crate) struct Dctcp {
     past_cwnd_bytes: f64,
     /// When the last loss reduction happened (none yet).
     last_reduction_ps: Option<u64>,
+    /// `recovery = "newreno"`, and whether the flow is in fast recovery.
+    #[serde(default)]
+    newreno: bool,
+    #[serde(default)]
+    in_recovery: bool,
 }
 
 impl Dctcp {
@@ -78,6 +98,8 @@ impl Dctcp {
             acks_marked: 0,
             past_cwnd_bytes: INITIAL_PAST_CWND_PKTS * mtu_bytes,
             last_reduction_ps: None,
+            newreno: cfg.recovery == DctcpRecovery::Newreno,
+            in_recovery: false,
         }
     }
 
@@ -126,6 +148,26 @@ impl Dctcp {
         }
     }
 
+    /// NewReno's growth (htsim's `inflate_window`): only an ACK that moves the cumulative
+    /// point, outside recovery; its credit is the room left in the window above the new point
+    /// (`cwnd − above_point_bytes`), at most one packet, and none when the window is overfull.
+    fn grow_newreno(&mut self, s: &AckSignal) {
+        let room_bytes = self.cwnd_bytes - s.above_point_bytes as f64;
+        if !self.in_recovery && s.cum_acked_bytes > 0 && room_bytes >= 0.0 {
+            self.grow(room_bytes.min(self.mtu_bytes));
+        }
+    }
+
+    /// NewReno's fast retransmit (the transport reports one per recovery): halve, then
+    /// inflate by the three packets that left the network.
+    fn enter_recovery(&mut self, now_ps: u64) {
+        let before = self.cwnd_bytes;
+        self.lower_ssthresh();
+        self.cwnd_bytes = self.ssthresh_bytes + FAST_RETRANSMIT_INFLATION_PKTS * self.mtu_bytes;
+        self.in_recovery = true;
+        self.restart_alpha_window(before, now_ps);
+    }
+
     /// Halve once per srtt: the losses of one window are one congestion event.
     fn fast_retransmit_cut(&mut self, now_ps: u64, srtt_ps: u64) {
         let held_off = self
@@ -145,6 +187,7 @@ impl Dctcp {
         let before = self.cwnd_bytes;
         self.lower_ssthresh();
         self.cwnd_bytes = self.mtu_bytes;
+        self.in_recovery = false;
         self.restart_alpha_window(before, now_ps);
     }
 
@@ -168,7 +211,11 @@ impl CongestionControl for Dctcp {
         if self.acks_seen as f64 * self.mtu_bytes >= self.past_cwnd_bytes {
             self.end_alpha_window();
         }
-        self.grow(s.newly_acked_bytes as f64);
+        if self.newreno {
+            self.grow_newreno(s);
+        } else {
+            self.grow(s.newly_acked_bytes as f64);
+        }
     }
 
     /// A trimmed packet is a congestion loss, like one found by reordering.
@@ -178,6 +225,7 @@ impl CongestionControl for Dctcp {
 
     fn on_loss(&mut self, s: &LossSignal) {
         match s.kind {
+            LossKind::Reordering if self.newreno => self.enter_recovery(s.now_ps),
             LossKind::Reordering => self.fast_retransmit_cut(s.now_ps, s.srtt_ps),
             LossKind::Timeout => self.timeout_cut(s.now_ps),
         }
@@ -189,6 +237,24 @@ impl CongestionControl for Dctcp {
 
     fn pacing_gap_ps(&self) -> Option<u64> {
         None
+    }
+
+    fn on_recovery(&mut self, r: Recovery) {
+        match r {
+            Recovery::Duplicate => self.cwnd_bytes += self.mtu_bytes,
+            Recovery::Partial { jump_bytes } => {
+                self.cwnd_bytes = (self.cwnd_bytes - jump_bytes as f64).max(0.0) + self.mtu_bytes;
+            }
+            Recovery::Full { flight_bytes } => {
+                let deflated = flight_bytes as f64 + self.mtu_bytes;
+                self.cwnd_bytes = self.ssthresh_bytes.min(deflated);
+                self.in_recovery = false;
+            }
+        }
+    }
+
+    fn newreno(&self) -> bool {
+        self.newreno
     }
 }
 
@@ -366,6 +432,104 @@ mod tests {
         // Counters cleared, and the next window counts the 41 580 B in flight at the cut.
         assert_eq!((d.acks_seen, d.acks_marked), (0, 0));
         assert_eq!(d.past_cwnd_bytes, 41_580.0);
+    }
+
+    fn newreno() -> Dctcp {
+        let cfg = DctcpConfig {
+            recovery: DctcpRecovery::Newreno,
+            ..DctcpConfig::default()
+        };
+        Dctcp::new(&cfg, &env())
+    }
+
+    /// An ACK that moved the cumulative point by `cum_acked_bytes` (and SACKed `newly`),
+    /// nothing sent above the new point.
+    fn cum_ack(cum_acked_bytes: u64, newly: u64) -> AckSignal {
+        AckSignal {
+            cum_acked_bytes,
+            ..ack(0, newly, false, Some(RTT_PS))
+        }
+    }
+
+    #[test]
+    fn newreno_recovery_inflates_by_three_then_one_per_duplicate_and_deflates_by_the_jump() {
+        let mut d = newreno();
+        assert!(d.newreno() && !dctcp(true).newreno());
+        // 10 MTU = 41 580 B: ssthresh = 20 790, cwnd = 20 790 + 3 × 4158 = 33 264 (3, not the
+        // duplicate threshold).
+        d.on_loss(&loss(0, LossKind::Reordering));
+        assert_eq!((d.ssthresh_bytes, d.cwnd_bytes), (20_790.0, 33_264.0));
+        assert!(d.in_recovery);
+        // Two more duplicates: +1 MTU each, 41 580.
+        d.on_recovery(Recovery::Duplicate);
+        d.on_recovery(Recovery::Duplicate);
+        assert_eq!(d.cwnd_bytes, 41_580.0);
+        // No growth in recovery, whatever the ACK acknowledged.
+        d.on_ack(&cum_ack(3 * MTU_BYTES, 3 * MTU_BYTES));
+        assert_eq!(d.cwnd_bytes, 41_580.0);
+        // A partial ACK of 3 packets: 41 580 − 12 474 + 4158 = 33 264.
+        d.on_recovery(Recovery::Partial {
+            jump_bytes: 3 * MTU_BYTES,
+        });
+        assert_eq!(d.cwnd_bytes, 33_264.0);
+        // One larger than the window leaves 0 + 1 MTU.
+        d.on_recovery(Recovery::Partial {
+            jump_bytes: 100 * MTU_BYTES,
+        });
+        assert_eq!(d.cwnd_bytes, MTU);
+        // The full ACK: min(ssthresh, flight + MTU), both sides.
+        let mut big = d.clone();
+        big.on_recovery(Recovery::Full {
+            flight_bytes: 10 * MTU_BYTES,
+        });
+        assert_eq!(big.cwnd_bytes, 20_790.0);
+        d.on_recovery(Recovery::Full {
+            flight_bytes: MTU_BYTES,
+        });
+        assert_eq!(d.cwnd_bytes, 2.0 * MTU);
+        assert!(!d.in_recovery && !big.in_recovery);
+    }
+
+    #[test]
+    fn newreno_fast_retransmits_are_not_held_off_by_srtt() {
+        // The transport reports one per recovery; each halves and inflates by 3 MTU.
+        let mut d = newreno();
+        d.on_loss(&loss(0, LossKind::Reordering));
+        d.on_recovery(Recovery::Full { flight_bytes: 0 });
+        assert_eq!(d.cwnd_bytes, MTU);
+        d.cwnd_bytes = 20.0 * MTU;
+        d.on_loss(&loss(1, LossKind::Reordering));
+        assert_eq!(d.cwnd_bytes, 13.0 * MTU);
+    }
+
+    #[test]
+    fn newreno_grows_only_on_a_new_cumulative_point_by_at_most_one_mtu() {
+        let mut d = newreno();
+        let sack = d.clone();
+        // A duplicate that SACKed 4 packets: nothing (the SACK rules would add 4 packets).
+        d.on_ack(&cum_ack(0, 4 * MTU_BYTES));
+        assert_eq!(d.cwnd_bytes, 10.0 * MTU);
+        let mut s = sack;
+        s.newreno = false;
+        s.on_ack(&cum_ack(0, 4 * MTU_BYTES));
+        assert_eq!(s.cwnd_bytes, 14.0 * MTU);
+        // Slow start: a jump of 5 packets credits one.
+        d.on_ack(&cum_ack(5 * MTU_BYTES, 0));
+        assert_eq!(d.cwnd_bytes, 11.0 * MTU);
+        // The credit is the room above the new point: 10.5 packets sent above it leave half a
+        // packet (11.5 − 11 = 0.5 MTU); an overfull window (12 above) credits nothing.
+        let above = |pkts: f64| AckSignal {
+            above_point_bytes: (pkts * MTU) as u64,
+            ..cum_ack(MTU_BYTES, 0)
+        };
+        d.on_ack(&above(10.5));
+        assert_eq!(d.cwnd_bytes, 11.5 * MTU);
+        d.on_ack(&above(12.0));
+        assert_eq!(d.cwnd_bytes, 11.5 * MTU);
+        // Congestion avoidance: MTU · min(room, MTU) / cwnd.
+        d.ssthresh_bytes = 0.0;
+        d.on_ack(&cum_ack(5 * MTU_BYTES, 0));
+        assert_eq!(d.cwnd_bytes, 11.5 * MTU + MTU / 11.5);
     }
 
     #[test]

@@ -14,7 +14,9 @@
 //!   timer or by the SACK reordering rule;
 //! - `cwnd_bytes(&self)`: the window — the transport sends while
 //!   `in_flight + packet ≤ cwnd`;
-//! - `pacing_gap_ps(&self)`: the least gap between two packets of the flow, if the CCA paces.
+//! - `pacing_gap_ps(&self)`: the least gap between two packets of the flow, if the CCA paces;
+//! - `on_recovery(&mut self, Recovery)` and `newreno(&self)` (default: nothing, false): the
+//!   NewReno window rules of `host.dctcp.recovery = "newreno"`, which only DCTCP follows.
 
 pub(crate) mod constant;
 pub(crate) mod dctcp;
@@ -63,9 +65,28 @@ pub(crate) struct AckSignal {
     pub srtt_ps: u64,
     /// Bytes still unacknowledged after this ACK.
     pub in_flight_bytes: u64,
+    /// Bytes the ACK moved the cumulative point past, SACKed before or not (htsim's
+    /// `seqno - _last_acked`); 0 for a duplicate. Counted under `host.loss_detection =
+    /// "dupack"` only (0 otherwise).
+    pub cum_acked_bytes: u64,
+    /// Bytes sent above the cumulative point after this ACK, SACKed or not (htsim's
+    /// `_highest_sent - _last_acked`); counted as `cum_acked_bytes` is.
+    pub above_point_bytes: u64,
 }
 
-/// A trimmed packet's NACK.
+/// A step of NewReno fast recovery, which the duplicate-ACK loss rule
+/// (`host.loss_detection = "dupack"`) reports to a CCA that follows the NewReno window
+/// rules ([`CongestionControl::newreno`]). Entry is the `LossKind::Reordering` loss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Recovery {
+    /// A duplicate ACK after the fast retransmit.
+    Duplicate,
+    /// A new cumulative point short of the recovery point; it moved `jump_bytes`.
+    Partial { jump_bytes: u64 },
+    /// The cumulative point reached the recovery point; `flight_bytes` are sent above it.
+    Full { flight_bytes: u64 },
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct NackSignal {
     pub now_ps: u64,
@@ -109,6 +130,14 @@ pub(crate) trait CongestionControl {
     fn on_loss(&mut self, s: &LossSignal);
     fn cwnd_bytes(&self) -> u64;
     fn pacing_gap_ps(&self) -> Option<u64>;
+    /// A step of fast recovery (only sent to a CCA whose `newreno()` is true).
+    fn on_recovery(&mut self, _r: Recovery) {}
+    /// The NewReno window rules: new data goes while the bytes from the cumulative point to
+    /// the highest sent, plus the packet, fit the window (SACKed bytes count), and fast and
+    /// partial-ACK retransmissions go regardless of it.
+    fn newreno(&self) -> bool {
+        false
+    }
 }
 
 /// Writes [`Cc`] with one variant per line and its `CongestionControl` impl, each method a
@@ -142,6 +171,13 @@ macro_rules! ccas {
             #[inline]
             fn pacing_gap_ps(&self) -> Option<u64> {
                 match self { $(Cc::$variant(c) => c.pacing_gap_ps(),)* }
+            }
+            fn on_recovery(&mut self, r: Recovery) {
+                match self { $(Cc::$variant(c) => c.on_recovery(r),)* }
+            }
+            #[inline]
+            fn newreno(&self) -> bool {
+                match self { $(Cc::$variant(c) => c.newreno(),)* }
             }
         }
     };
@@ -196,6 +232,8 @@ pub(crate) mod test_support {
             rtt_ps,
             srtt_ps: RTT_PS,
             in_flight_bytes: 0,
+            cum_acked_bytes: 0,
+            above_point_bytes: 0,
         }
     }
 

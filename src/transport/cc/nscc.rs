@@ -427,6 +427,8 @@ mod tests {
             rtt_ps,
             srtt_ps: 8 * US,
             in_flight_bytes: 400_000,
+            cum_acked_bytes: 0,
+            above_point_bytes: 0,
         }
     }
 
