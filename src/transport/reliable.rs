@@ -962,12 +962,9 @@ mod tests {
         }
     }
 
-    /// A NewReno DCTCP flow (`host.dctcp.recovery = "newreno"`) of 100-byte packets
-    /// (MTU 100), initial window `window_pkts`, on the duplicate-ACK rule with threshold 3.
-    fn newreno_flow(packets: u32, window_pkts: f64) -> Reliable {
-        use crate::scenario::cc::{DctcpConfig, DctcpRecovery};
-        use crate::transport::cc::{dctcp::Dctcp, CcEnv};
-        let env = CcEnv {
+    /// The path of the CCA tests' flows: 100-byte packets, a 500 ps RTT, a 1,000-byte BDP.
+    fn small_env() -> crate::transport::cc::CcEnv {
+        crate::transport::cc::CcEnv {
             mtu_bytes: 100,
             mss_bytes: 90,
             line_rate_bps: 800_000_000_000,
@@ -977,7 +974,15 @@ mod tests {
             network_bdp_bytes: 1_000,
             hops: 1,
             trimming: false,
-        };
+        }
+    }
+
+    /// A NewReno DCTCP flow (`host.dctcp.recovery = "newreno"`) of 100-byte packets
+    /// (MTU 100), initial window `window_pkts`, on the duplicate-ACK rule with threshold 3.
+    fn newreno_flow(packets: u32, window_pkts: f64) -> Reliable {
+        use crate::scenario::cc::{DctcpConfig, DctcpRecovery};
+        use crate::transport::cc::dctcp::Dctcp;
+        let env = small_env();
         let cfg = DctcpConfig {
             init_cwnd_pkts: window_pkts,
             recovery: DctcpRecovery::Newreno,
@@ -1055,18 +1060,8 @@ mod tests {
     #[test]
     fn one_timer_expiry_is_one_timeout_for_the_cca_however_many_packets_it_finds_lost() {
         use crate::scenario::cc::SwiftConfig;
-        use crate::transport::cc::{swift::Swift, CcEnv};
-        let env = CcEnv {
-            mtu_bytes: 100,
-            mss_bytes: 90,
-            line_rate_bps: 800_000_000_000,
-            base_rtt_ps: 500,
-            network_rtt_ps: 500,
-            bdp_bytes: 1_000,
-            network_bdp_bytes: 1_000,
-            hops: 1,
-            trimming: false,
-        };
+        use crate::transport::cc::swift::Swift;
+        let env = small_env();
         // Two consecutive timeouts would reset Swift's window to its minimum.
         let cfg = SwiftConfig {
             retx_reset_threshold: 2,
