@@ -40,12 +40,13 @@ impl Ord for Entry {
 /// 1e5 pending; radix 147 / 138 / 154, binary heap 123 / 203 / 395): a 4-ary heap of whole
 /// events (115 / 144 / 254; 2.1 M events/s end to end), a 4-ary heap of 24-byte entries over
 /// a slab (115 / 139 / 339; 1.5 M events/s), and the radix heap with one `Vec` per bucket
-/// (107 / 115 / 131; 4.9 M events/s but 3.5x the peak memory). A 256-way radix heap (8-bit
-/// digits, a hierarchical timing wheel; branch `perf`, 2026-12-02) moved each event 2.1 times
-/// instead of 5.0 on the k = 32 permutation (1.04 × 10⁸ against 2.50 × 10⁸ moves for
-/// 4.97 × 10⁷ events) with identical results, but showed no wall-time gain in three
-/// alternating pairs (7.4-13.4 s against 8.9-10.1 s on a shared 2-core machine) and peaked at
-/// 229 MB against 210 MB: the copies are not what the profile's time on the filing store is.
+/// (107 / 115 / 131; 4.9 M events/s but 3.5x the peak memory). Its digits (2026-12-07, k = 32
+/// no-CC permutation, one thread, 4 alternating pairs, results identical): binary digits
+/// (65 buckets, 256-event blocks) 5.73 s of user time and 196 MB; 16-way digits (4-bit, 16
+/// levels of 16 buckets, 64-event blocks) 5.42 s (0.946x) at the same 196 MB; 256-way digits
+/// (8-bit) cut the instructions of a k = 16 run by 14 % and its simulated L1 misses by 29 %
+/// (cachegrind) for 0.96x the time, but peaked at 214 MB with 64-event blocks (286 MB with
+/// 256): more buckets hold more partly filled blocks.
 pub type EventQueue = RadixQueue;
 
 /// `std`'s binary max-heap of whole events, min-ordered on `(time_ps, tie)`: the reference
@@ -90,13 +91,66 @@ impl BinaryHeapQueue {
     }
 }
 
-/// Buckets of a radix queue: bucket `b >= 1` holds the events whose time differs from `last`
-/// first in bit `b - 1` (bucket 0, the events at `last`, is [`Now`]).
-const RADIX_BUCKETS: usize = 65;
+/// A radix queue's digits: 8 bits, so `LEVELS` levels of `DIGITS` buckets. Bucket
+/// `level × DIGITS + d` holds the events whose time differs from `last` first in byte
+/// `level` and has digit `d` there (the events at `last` itself are [`Now`]).
+const DIGIT_BITS: u32 = 4;
+const DIGITS: usize = 1 << DIGIT_BITS;
+const LEVELS: usize = 64 / DIGIT_BITS as usize;
+const RADIX_BUCKETS: usize = LEVELS * DIGITS;
 
+/// The bucket of an event at `time_ps` when the queue is at `last`; `None`: at `last`.
 #[inline]
-fn radix_bucket(time_ps: u64, last: u64) -> usize {
-    (64 - (time_ps ^ last).leading_zeros()) as usize
+fn radix_bucket(time_ps: u64, last: u64) -> Option<usize> {
+    let differ = time_ps ^ last;
+    if differ == 0 {
+        return None;
+    }
+    let level = (63 - differ.leading_zeros()) / DIGIT_BITS;
+    let digit = (time_ps >> (level * DIGIT_BITS)) as usize & (DIGITS - 1);
+    Some(level as usize * DIGITS + digit)
+}
+
+/// Which buckets hold events: a bit per level, and per level a bit per digit.
+#[derive(Clone, Copy, Default)]
+struct Occupied {
+    levels: u32,
+    digits: [[u64; DIGITS.div_ceil(64)]; LEVELS],
+}
+
+impl Occupied {
+    #[inline]
+    fn set(&mut self, b: usize) {
+        let (level, digit) = (b / DIGITS, b % DIGITS);
+        self.levels |= 1 << level;
+        self.digits[level][digit / 64] |= 1 << (digit % 64);
+    }
+    #[inline]
+    fn clear(&mut self, b: usize) {
+        let (level, digit) = (b / DIGITS, b % DIGITS);
+        let words = &mut self.digits[level];
+        words[digit / 64] &= !(1 << (digit % 64));
+        if words.iter().all(|&w| w == 0) {
+            self.levels &= !(1 << level);
+        }
+    }
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.levels == 0
+    }
+    /// The occupied bucket of lowest level and, within it, lowest digit: the one holding the
+    /// earliest pending event (every event of a lower level is earlier than every event of a
+    /// higher one, and within a level the digit orders them).
+    #[inline]
+    fn lowest(&self) -> usize {
+        let level = self.levels.trailing_zeros() as usize;
+        let words = &self.digits[level];
+        let w = words
+            .iter()
+            .position(|&w| w != 0)
+            .expect("an occupied level");
+        level * DIGITS + w * 64 + words[w].trailing_zeros() as usize
+    }
 }
 
 /// The pending events at the current time `last` of a radix queue, in `tie` order. Those that
@@ -141,8 +195,10 @@ impl Now {
 /// in [`RadixQueue::push`]). `last` only advances when an event at that time is actually
 /// popped, so a refused `pop_before` never raises it.
 ///
-/// Push is O(1). An event moves to a lower bucket each time the bucket it is in becomes the
-/// lowest: at most 64 times, in practice a handful (times spread over about 2^20 ps).
+/// Digits are 4 bits: bucket (level, d) holds the events whose time first differs from
+/// `last` in digit `level` and has digit `d` there. Push is O(1). An event moves to a lower
+/// level each time its bucket becomes the lowest: at most 16 times, in practice two or three
+/// (times spread over about 2^20 ps), against about five with binary digits.
 ///
 /// Buckets are lists of fixed-size blocks of a shared arena ([`Chain`]), so that memory
 /// follows the number of pending events rather than the largest size each bucket ever had
@@ -155,17 +211,18 @@ pub struct RadixQueue {
     now: Now,
     buckets: Vec<Chain>,
     /// The earliest time in each bucket (exact: a bucket only ever empties all at once).
-    bmin: [u64; RADIX_BUCKETS],
-    /// Bit `b` is set iff `buckets[b]` is not empty.
-    mask: u128,
+    bmin: Vec<u64>,
+    /// Which buckets are not empty.
+    occupied: Occupied,
     /// The buckets' blocks, and those free.
     arena: Vec<Block>,
     free: Vec<u32>,
 }
 
-/// Events per block of a [`Chain`] (16 KiB: long enough for reads to stream when a bucket
-/// is spread; 32-event blocks were 25% slower end to end).
-const BLOCK: usize = 256;
+/// Events per block of a [`Chain`] (4 KiB: with 256 buckets, larger blocks leave more memory
+/// in partly filled ones; 128-event blocks peaked 3 MB higher on the k = 32 permutation for
+/// no speed the noise could show, and 32-event blocks of the binary-digit queue were slower).
+const BLOCK: usize = 64;
 type Block = [Event; BLOCK];
 const FILLER: Event = Event {
     time_ps: 0,
@@ -199,8 +256,8 @@ impl Default for RadixQueue {
             len: 0,
             now: Now::default(),
             buckets: (0..RADIX_BUCKETS).map(|_| Chain::default()).collect(),
-            bmin: [u64::MAX; RADIX_BUCKETS],
-            mask: 0,
+            bmin: vec![u64::MAX; RADIX_BUCKETS],
+            occupied: Occupied::default(),
             arena: Vec::new(),
             free: Vec::new(),
         }
@@ -208,7 +265,7 @@ impl Default for RadixQueue {
 }
 
 impl RadixQueue {
-    /// Files `e` (at or after `last`) in bucket `b >= 1`.
+    /// Files `e` (after `last`) in bucket `b`.
     #[inline]
     fn file(&mut self, b: usize, e: Event) {
         let c = &mut self.buckets[b];
@@ -226,7 +283,7 @@ impl RadixQueue {
         if e.time_ps < self.bmin[b] {
             self.bmin[b] = e.time_ps;
         }
-        self.mask |= 1 << b;
+        self.occupied.set(b);
     }
 
     /// Empties bucket `i` (freeing its blocks as they are read), calling `f` on each event.
@@ -234,7 +291,7 @@ impl RadixQueue {
     fn drain_bucket(&mut self, i: usize, mut f: impl FnMut(&mut Self, Event)) {
         let mut chain = std::mem::take(&mut self.buckets[i]);
         self.bmin[i] = u64::MAX;
-        self.mask &= !(1 << i);
+        self.occupied.clear(i);
         let n = chain.blocks.len();
         for (j, k) in chain.blocks.drain(..).enumerate() {
             for x in 0..if j + 1 == n { chain.tail } else { BLOCK } {
@@ -255,8 +312,8 @@ impl RadixQueue {
         }
         self.len += 1;
         match radix_bucket(e.time_ps, self.last) {
-            0 => self.now.late.push(Entry(e)),
-            b => self.file(b, e),
+            None => self.now.late.push(Entry(e)),
+            Some(b) => self.file(b, e),
         }
     }
 
@@ -265,8 +322,8 @@ impl RadixQueue {
     pub fn next_time_ps(&self) -> u64 {
         if !self.now.is_empty() {
             self.last
-        } else if self.mask != 0 {
-            self.bmin[self.mask.trailing_zeros() as usize]
+        } else if !self.occupied.is_empty() {
+            self.bmin[self.occupied.lowest()]
         } else {
             crate::time::NEVER_PS
         }
@@ -276,10 +333,10 @@ impl RadixQueue {
     #[inline]
     pub fn pop_before(&mut self, end_ps: u64) -> Option<Event> {
         if self.now.is_empty() {
-            if self.mask == 0 {
+            if self.occupied.is_empty() {
                 return None;
             }
-            let i = self.mask.trailing_zeros() as usize;
+            let i = self.occupied.lowest();
             let t = self.bmin[i];
             if t >= end_ps {
                 return None;
@@ -287,8 +344,8 @@ impl RadixQueue {
             // Advance to the earliest time; spread bucket `i` over the lower ones.
             self.last = t;
             self.drain_bucket(i, |q, e| match radix_bucket(e.time_ps, t) {
-                0 => q.now.sorted.push(e),
-                b => q.file(b, e),
+                None => q.now.sorted.push(e),
+                Some(b) => q.file(b, e),
             });
             self.now.seal();
         } else if self.last >= end_ps {
@@ -447,6 +504,8 @@ mod tests {
                                 0..=2 => 0,
                                 3..=6 => rng.gen_range(1..64),
                                 7 | 8 => rng.gen_range(640..41_580),
+                                // Far timers: the high digits of the radix queue.
+                                _ if rng.gen_range(0..20) == 0 => rng.gen_range(1 << 32..1 << 60),
                                 _ => 500_000 + rng.gen_range(640..41_580),
                             };
                             let t = now + delta;
