@@ -91,13 +91,15 @@ impl BinaryHeapQueue {
     }
 }
 
-/// A radix queue's digits: 8 bits, so `LEVELS` levels of `DIGITS` buckets. Bucket
-/// `level × DIGITS + d` holds the events whose time differs from `last` first in byte
+/// A radix queue's digits: 4 bits, so `LEVELS` levels of `DIGITS` buckets. Bucket
+/// `level × DIGITS + d` holds the events whose time differs from `last` first in digit
 /// `level` and has digit `d` there (the events at `last` itself are [`Now`]).
 const DIGIT_BITS: u32 = 4;
 const DIGITS: usize = 1 << DIGIT_BITS;
 const LEVELS: usize = 64 / DIGIT_BITS as usize;
 const RADIX_BUCKETS: usize = LEVELS * DIGITS;
+// One word of digit bits per level, one bit per level.
+const _: () = assert!(DIGITS <= 64 && LEVELS <= 32);
 
 /// The bucket of an event at `time_ps` when the queue is at `last`; `None`: at `last`.
 #[inline]
@@ -111,11 +113,12 @@ fn radix_bucket(time_ps: u64, last: u64) -> Option<usize> {
     Some(level as usize * DIGITS + digit)
 }
 
-/// Which buckets hold events: a bit per level, and per level a bit per digit.
+/// Which buckets hold events: per level a bit per digit, and a bit per level whose word is
+/// not zero (so the lowest occupied bucket takes two bit scans).
 #[derive(Clone, Copy, Default)]
 struct Occupied {
     levels: u32,
-    digits: [[u64; DIGITS.div_ceil(64)]; LEVELS],
+    digits: [u64; LEVELS],
 }
 
 impl Occupied {
@@ -123,14 +126,13 @@ impl Occupied {
     fn set(&mut self, b: usize) {
         let (level, digit) = (b / DIGITS, b % DIGITS);
         self.levels |= 1 << level;
-        self.digits[level][digit / 64] |= 1 << (digit % 64);
+        self.digits[level] |= 1 << digit;
     }
     #[inline]
     fn clear(&mut self, b: usize) {
         let (level, digit) = (b / DIGITS, b % DIGITS);
-        let words = &mut self.digits[level];
-        words[digit / 64] &= !(1 << (digit % 64));
-        if words.iter().all(|&w| w == 0) {
+        self.digits[level] &= !(1 << digit);
+        if self.digits[level] == 0 {
             self.levels &= !(1 << level);
         }
     }
@@ -144,12 +146,7 @@ impl Occupied {
     #[inline]
     fn lowest(&self) -> usize {
         let level = self.levels.trailing_zeros() as usize;
-        let words = &self.digits[level];
-        let w = words
-            .iter()
-            .position(|&w| w != 0)
-            .expect("an occupied level");
-        level * DIGITS + w * 64 + words[w].trailing_zeros() as usize
+        level * DIGITS + self.digits[level].trailing_zeros() as usize
     }
 }
 
