@@ -41,6 +41,10 @@ pub struct Tally {
     pub not_run: usize,
     /// Claims that could not be evaluated (a malformed metric, a missing column).
     pub errors: usize,
+    /// Agreeing claims whose value lies within one standard error of the test's boundary.
+    pub fragile_agrees: usize,
+    /// Disagreeing claims that miss by less than one standard error.
+    pub fragile_disagrees: usize,
 }
 
 impl Tally {
@@ -48,10 +52,14 @@ impl Tally {
         let mut t = Tally::default();
         for o in outcomes {
             match o.verdict {
-                Verdict::Agrees => t.agrees += 1,
+                Verdict::Agrees => {
+                    t.agrees += 1;
+                    t.fragile_agrees += o.within_se as usize;
+                }
                 Verdict::Disagrees => {
                     t.disagrees += 1;
                     t.known += o.known as usize;
+                    t.fragile_disagrees += o.within_se as usize;
                 }
                 Verdict::NotRun => t.not_run += 1,
                 Verdict::Error => t.errors += 1,
@@ -109,6 +117,14 @@ pub(crate) fn markdown(size: &str, commit: &str, papers: &[PaperReport]) -> Stri
                 String::new()
             }
         );
+        if t.fragile_agrees + t.fragile_disagrees > 0 {
+            s += &format!(
+                "\nWithin one standard error of their test's boundary, where these seeds cannot \
+                 tell (the verdict reads the mean): {} of the agreeing claims and {} of the \
+                 disagreeing ones.\n",
+                t.fragile_agrees, t.fragile_disagrees
+            );
+        }
         s += "\n| figure | claims | agree | disagree (known) | not run | sweep time (s) |\n|---|---|---|---|---|---|\n";
         let mut figures: Vec<&str> = Vec::new();
         for o in p.outcomes {

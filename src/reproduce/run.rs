@@ -285,6 +285,7 @@ pub fn run(chosen: &[Chosen], o: &Options) -> Result<Vec<PaperResult>> {
                 verdict: Verdict::Error,
                 note: b.error.clone(),
                 known: false,
+                within_se: false,
             });
             claim_sweeps.push(Vec::new());
         }

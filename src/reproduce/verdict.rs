@@ -42,6 +42,9 @@ pub(crate) struct Outcome {
     pub note: String,
     /// The claim marks its disagreement as known and explained.
     pub known: bool,
+    /// The measured value lies within one standard error of the test's boundary, on either
+    /// side: the verdict reads the mean, but these seeds cannot tell.
+    pub within_se: bool,
 }
 
 /// Three significant digits, without a trailing exponent for ordinary magnitudes.
@@ -117,12 +120,12 @@ pub(crate) fn evaluate(claim: &Claim, table: Option<&SummaryTable>, why_not: &st
         verdict: Verdict::NotRun,
         note: String::new(),
         known: claim.known.is_some(),
+        within_se: false,
     };
     let Some(table) = table else {
         o.note = why_not.to_string();
         return o;
     };
-    let mut within_se = false;
     match measure(claim, table) {
         Ok(m) => {
             o.weft = m.text;
@@ -131,7 +134,7 @@ pub(crate) fn evaluate(claim: &Claim, table: Option<&SummaryTable>, why_not: &st
             } else {
                 Verdict::Disagrees
             };
-            within_se = m.within_se;
+            o.within_se = m.within_se;
         }
         Err(e) => match e.downcast_ref::<NotRun>() {
             Some(n) => o.note = n.0.clone(),
@@ -143,9 +146,14 @@ pub(crate) fn evaluate(claim: &Claim, table: Option<&SummaryTable>, why_not: &st
     }
     if o.verdict != Verdict::Error && o.verdict != Verdict::NotRun {
         let mut notes = Vec::new();
-        if within_se {
+        if o.within_se {
             notes.push(
-                "misses by less than one standard error: these seeds cannot tell.".to_string(),
+                match o.verdict {
+                    Verdict::Agrees => "holds by less than one standard error",
+                    _ => "misses by less than one standard error",
+                }
+                .to_string()
+                    + ": these seeds cannot tell.",
             );
         }
         if let Some(k) = &claim.known {
@@ -161,18 +169,20 @@ pub(crate) fn evaluate(claim: &Claim, table: Option<&SummaryTable>, why_not: &st
     o
 }
 
-/// The measured text and whether the test holds.
-/// What a test measured: the text, whether it holds, and whether a failure misses by no more
-/// than one standard error (then the seeds cannot tell; the verdict still reads the mean).
+/// What a test measured: the text, whether it holds, and whether the value lies within one
+/// standard error of the test's boundary, holding or not (then the seeds cannot tell; the
+/// verdict still reads the mean). Both sides are flagged so that a report shows its fragile
+/// agreements as plainly as its fragile disagreements.
 struct Measurement {
     text: String,
     holds: bool,
     within_se: bool,
 }
 
-/// Distance from `v` to the interval [lo, hi] (0 inside).
+/// Signed distance from `v` to the boundary of [lo, hi]: positive outside (by how much it
+/// misses), negative inside (minus the slack to the nearer end).
 fn miss(v: f64, lo: f64, hi: f64) -> f64 {
-    (lo - v).max(v - hi).max(0.0)
+    (lo - v).max(v - hi)
 }
 
 fn measure(claim: &Claim, table: &SummaryTable) -> Result<Measurement> {
@@ -180,12 +190,12 @@ fn measure(claim: &Claim, table: &SummaryTable) -> Result<Measurement> {
     Ok(Measurement {
         text,
         holds,
-        within_se: !holds && se > 0.0 && margin <= se,
+        within_se: se > 0.0 && margin.abs() <= se,
     })
 }
 
-/// The text, whether the test holds, by how much it misses, and the standard error of that
-/// miss.
+/// The text, whether the test holds, its signed margin (positive: by how much it misses;
+/// negative: the slack by which it holds) and the standard error of that margin.
 fn measure_parts(claim: &Claim, table: &SummaryTable) -> Result<(String, bool, f64, f64)> {
     match &claim.test {
         Test::Ascending => {
@@ -201,11 +211,13 @@ fn measure_parts(claim: &Claim, table: &SummaryTable) -> Result<(String, bool, f
                 .map(|(l, v)| format!("{l} {}", fmt_measured(*v)))
                 .collect();
             let holds = vals.windows(2).all(|w| w[0].value <= w[1].value);
-            // The worst inversion and its error.
+            // Failing: the worst inversion and its error. Holding: the pair nearest to
+            // inverting, counted in its own errors (the largest margin + error).
+            let key = |(m, se): (f64, f64)| if holds { m + se } else { m };
             let (margin, se) = vals
                 .windows(2)
                 .map(|w| (w[0].value - w[1].value, w[0].se.hypot(w[1].se)))
-                .fold((f64::MIN, 0.0), |a, b| if b.0 > a.0 { b } else { a });
+                .fold((f64::MIN, 0.0), |a, b| if key(b) > key(a) { b } else { a });
             Ok((text.join(" ≤ "), holds, margin, se))
         }
         Test::Exponent { x, lo, hi } => {
@@ -241,8 +253,8 @@ fn measure_parts(claim: &Claim, table: &SummaryTable) -> Result<(String, bool, f
                     let tol = (rel_tol * value.abs()).max(abs_tol);
                     miss(v, value - tol, value + tol)
                 }
-                Test::Below(b) => (v - b).max(0.0),
-                Test::Above(a) => (a - v).max(0.0),
+                Test::Below(b) => v - b,
+                Test::Above(a) => a - v,
                 Test::Between(lo, hi) => miss(v, lo, hi),
                 Test::Ascending | Test::Exponent { .. } => unreachable!("handled above"),
             };
@@ -439,6 +451,37 @@ mod tests {
             v[1].1
         );
         assert!(v[0].1.starts_with("0.600 ± 0.100"), "{}", v[0].1);
+    }
+
+    #[test]
+    fn a_verdict_within_one_standard_error_is_flagged_on_either_side() {
+        use Verdict::*;
+        let v = verdicts(
+            &[
+                // c[rps, m=4] = 6 ± 0.5.
+                claim("metric = \"c[lb.policy=rps, m=4]\"\nbelow = 6.3"),
+                claim("metric = \"c[lb.policy=rps, m=4]\"\nbelow = 7"),
+                claim("metric = \"c[lb.policy=rps, m=4]\"\nvalue = 5.8\nabs_tol = 0.5"),
+                // 0.5 ± 0.1 then 0.6 ± 0.1: holds by 0.1 < √0.02 ≈ 0.14.
+                claim("ascending = [\"c[lb.policy=ofan, m=1]\", \"c[lb.policy=ofan, m=4]\"]"),
+                // 0.4 ± 0.1 then 5 ± 0.5: holds by far.
+                claim("ascending = [\"c[lb.policy=ofan, m=16]\", \"c[lb.policy=rps, m=1]\"]"),
+            ]
+            .concat(),
+        );
+        let got: Vec<Verdict> = v.iter().map(|(v, _)| *v).collect();
+        assert_eq!(got, [Agrees, Agrees, Agrees, Agrees, Agrees]);
+        let fragile = |i: usize| v[i].1.contains("holds by less than one standard error");
+        assert!(fragile(0), "6 ± 0.5 < 6.3 holds by 0.3: {}", v[0].1);
+        assert!(!fragile(1), "6 ± 0.5 < 7 holds by 1: {}", v[1].1);
+        assert!(
+            fragile(2),
+            "6 ± 0.5 within 5.8 ± 0.5 holds by 0.3: {}",
+            v[2].1
+        );
+        assert!(fragile(3), "{}", v[3].1);
+        assert!(!fragile(4), "{}", v[4].1);
+        assert!(v.iter().all(|(_, n)| !n.contains("misses by")));
     }
 
     #[test]
