@@ -218,3 +218,57 @@ pub(crate) fn write_csv(path: &Path, outcomes: &[&Outcome]) -> Result<()> {
     }
     w.flush().with_context(ctx)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(id: &str, verdict: Verdict, within_se: bool) -> Outcome {
+        Outcome {
+            id: id.into(),
+            figure: "Fig. 1".into(),
+            paper: "p".into(),
+            weft: "1".into(),
+            test: "< 2".into(),
+            verdict,
+            note: String::new(),
+            known: false,
+            within_se,
+        }
+    }
+
+    #[test]
+    fn the_summary_counts_verdicts_within_one_standard_error_on_each_side() {
+        let outcomes = [
+            outcome("p.a", Verdict::Agrees, true),
+            outcome("p.b", Verdict::Agrees, false),
+            outcome("p.c", Verdict::Disagrees, true),
+            outcome("p.d", Verdict::Disagrees, true),
+            outcome("p.e", Verdict::NotRun, false),
+        ];
+        let t = Tally::of(&outcomes);
+        assert_eq!((t.fragile_agrees, t.fragile_disagrees), (1, 2));
+        let report = |outcomes: &[Outcome]| {
+            markdown(
+                "laptop",
+                "abc",
+                &[PaperReport {
+                    paper: "p",
+                    title: "P",
+                    outcomes,
+                    sweeps: &[],
+                    claim_sweeps: vec![Vec::new(); outcomes.len()],
+                    figures: &[],
+                }],
+            )
+        };
+        let md = report(&outcomes);
+        assert!(
+            md.contains(": 1 of the agreeing claims and 2 of the disagreeing ones."),
+            "{md}"
+        );
+        // No line when no verdict is that close.
+        let md = report(&outcomes[1..2]);
+        assert!(!md.contains("Within one standard error"), "{md}");
+    }
+}

@@ -147,14 +147,14 @@ pub(crate) fn evaluate(claim: &Claim, table: Option<&SummaryTable>, why_not: &st
     if o.verdict != Verdict::Error && o.verdict != Verdict::NotRun {
         let mut notes = Vec::new();
         if o.within_se {
-            notes.push(
-                match o.verdict {
-                    Verdict::Agrees => "holds by less than one standard error",
-                    _ => "misses by less than one standard error",
-                }
-                .to_string()
-                    + ": these seeds cannot tell.",
-            );
+            let side = if o.verdict == Verdict::Agrees {
+                "holds"
+            } else {
+                "misses"
+            };
+            notes.push(format!(
+                "{side} by less than one standard error: these seeds cannot tell."
+            ));
         }
         if let Some(k) = &claim.known {
             if o.verdict == Verdict::Disagrees {
